@@ -1,0 +1,115 @@
+"""Courses, assignments, their parts and the cached reference of each variant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+
+class Course(models.Model):
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        STUDENT = "student"
+        INSTRUCTOR = "instructor"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "course"], name="one_membership_per_course")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.course} ({self.role})"
+
+
+class Assignment(models.Model):
+    class Counts(models.TextChoices):
+        BEST = "best"
+        LAST = "last"
+
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assignments", null=True, blank=True)
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    statement = models.TextField(help_text="Markdown with $…$ math")
+    params = models.JSONField(default=dict, help_text="Seed values of the parameters")
+    variant_ranges = models.JSONField(default=dict, blank=True, help_text="Per-parameter ranges or choices")
+    reference_program = models.TextField()
+    published = models.BooleanField(default=True)
+    opens_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(null=True, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    max_attempts = models.PositiveIntegerField(null=True, blank=True, help_text="Empty means unlimited")
+    counts = models.CharField(max_length=8, choices=Counts.choices, default=Counts.BEST)
+    late_penalty = models.JSONField(default=list, blank=True, help_text="[[hours_late, factor], …]")
+    source_path = models.CharField(max_length=300, blank=True)
+    source_hash = models.CharField(max_length=64, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Part(models.Model):
+    class Kind(models.TextChoices):
+        NUMERIC = "numeric"
+        SYMBOLIC = "symbolic"
+        CODE = "code"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="parts")
+    key = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.NUMERIC)
+    order = models.PositiveIntegerField(default=0)
+    prompt = models.TextField(blank=True)
+    points = models.FloatField(default=1.0)
+    rel_tol = models.FloatField(default=1e-4)
+    abs_tol = models.FloatField(default=1e-6)
+    hint = models.TextField(blank=True)
+    expected = models.JSONField(null=True, blank=True, help_text="Optional cross-check of the reference")
+    config = models.JSONField(default=dict, blank=True, help_text="Kind-specific settings (code mode, …)")
+
+    class Meta:
+        ordering = ["assignment", "order"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "key"], name="unique_part_key")]
+
+    def __str__(self) -> str:
+        return f"{self.assignment.slug}:{self.key}"
+
+
+class Variant(models.Model):
+    """One set of parameter values and its reference analysis, computed once and cached."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="variants")
+    params = models.JSONField()
+    reference_hash = models.CharField(max_length=64, help_text="Hash of program, params and part keys")
+    analysis = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "reference_hash"], name="one_variant_per_reference")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment.slug} {self.params}"
+
+    @property
+    def is_ready(self) -> bool:
+        return self.analysis is not None
+
+    def analysis_data(self) -> dict[str, Any]:
+        assert self.analysis is not None
+        return self.analysis

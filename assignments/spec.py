@@ -1,0 +1,288 @@
+"""Validation of one catalog file into an AssignmentSpec (no database access).
+
+Every problem is reported as a CatalogError naming the file, the field and what is
+wrong, so an instructor can fix a course-as-code pull request from the message alone.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from chainrule import AnswerError, parse_numeric
+from chainrule.answers import Value
+
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+GRAD_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.grad)?$")
+PART_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants"}
+PART_FIELDS = {"key", "kind", "points", "rel_tol", "abs_tol", "hint", "prompt", "expected", "config"}
+POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "late_penalty"}
+KINDS = ("numeric", "symbolic", "code")
+MAX_SOURCE = 20_000
+
+
+class CatalogError(ValueError):
+    def __init__(self, path: str, field: str, problem: str) -> None:
+        super().__init__(f"{path}: {field}: {problem}")
+        self.path, self.field, self.problem = path, field, problem
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    key: str
+    kind: str
+    points: float
+    rel_tol: float
+    abs_tol: float
+    hint: str = ""
+    prompt: str = ""
+    expected: Value = None
+    has_expected: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AssignmentSpec:
+    path: str
+    slug: str
+    title: str
+    statement: str
+    reference: str
+    params: dict[str, Any]
+    parts: list[PartSpec]
+    policy: dict[str, Any]
+    variants: dict[str, Any]
+    source_hash: str
+
+
+class _Checker:
+    """Carries the file name so every error says where it comes from."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, name: str, problem: str) -> CatalogError:
+        return CatalogError(self.path, name, problem)
+
+    def text(self, data: dict[str, Any], name: str, *, required: bool, limit: int, where: str = "") -> str:
+        value = data.get(name, None)
+        label = f"{where}{name}"
+        if value is None:
+            if required:
+                raise self.fail(label, "is required")
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(label, f"must be a string, got {type(value).__name__}")
+        if required and not value.strip():
+            raise self.fail(label, "must not be empty")
+        if len(value) > limit:
+            raise self.fail(label, f"is longer than {limit} characters")
+        return value
+
+    def number(self, value: Any, label: str, *, minimum: float, strict: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.fail(label, f"must be a finite number, got {value!r}")
+        if value < minimum or (strict and value == minimum):
+            raise self.fail(label, f"must be {'>' if strict else '>='} {minimum}, got {value!r}")
+        return float(value)
+
+    def unknown_keys(self, data: dict[str, Any], allowed: set[str], where: str) -> None:
+        extra = sorted(set(data) - allowed)
+        if extra:
+            raise self.fail(f"{where}{extra[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+
+def spec_from_file(path: Path) -> AssignmentSpec:
+    label = path.name
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CatalogError(label, "file", f"cannot be read ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CatalogError(label, "file", "is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(label, "file", f"is not valid TOML ({exc})") from None
+
+    return spec_from_data(data, path=label, source_hash=hashlib.sha256(raw).hexdigest())
+
+
+def spec_from_data(data: dict[str, Any], *, path: str, source_hash: str = "") -> AssignmentSpec:
+    check = _Checker(path)
+    check.unknown_keys(data, TOP_LEVEL, "")
+    slug = check.text(data, "slug", required=True, limit=50)
+    if not SLUG_RE.match(slug):
+        raise check.fail("slug", f"must be lowercase words joined by '-', got {slug!r}")
+    reference = check.text(data, "reference", required=True, limit=MAX_SOURCE)
+    _check_compiles(check, reference)
+    params = _params(check, data.get("params", {}))
+    parts = _parts(check, data.get("parts"))
+    return AssignmentSpec(
+        path=path,
+        slug=slug,
+        title=check.text(data, "title", required=True, limit=200),
+        statement=check.text(data, "statement", required=True, limit=MAX_SOURCE),
+        reference=reference,
+        params=params,
+        parts=parts,
+        policy=_policy(check, data.get("policy", {})),
+        variants=_variants(check, data.get("variants", {}), params),
+        source_hash=source_hash,
+    )
+
+
+def _check_compiles(check: _Checker, source: str) -> None:
+    try:
+        compile(source, "reference", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise check.fail("reference", f"has a syntax error on line {exc.lineno}: {exc.msg}") from None
+
+
+def _params(check: _Checker, params: Any) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise check.fail("params", "must be a table of name = number or [numbers]")
+    for name, value in params.items():
+        label = f"params.{name}"
+        if not name.isidentifier() or keyword.iskeyword(name) or name == "torch":
+            raise check.fail(label, "must be a Python identifier other than a keyword or 'torch'")
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            raise check.fail(label, "must not be an empty list")
+        for item in _flatten(values):
+            check.number(item, label, minimum=-math.inf)
+    return dict(params)
+
+
+def _flatten(values: list[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for item in values:
+        flat.extend(_flatten(item) if isinstance(item, list) else [item])
+    return flat
+
+
+def _parts(check: _Checker, parts: Any) -> list[PartSpec]:
+    if not isinstance(parts, list) or not parts:
+        raise check.fail("parts", "must be a non-empty array of [[parts]] tables")
+    specs = [_part(check, part, index) for index, part in enumerate(parts)]
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.key in seen:
+            raise check.fail(f"parts.{spec.key}", "key is used twice")
+        seen.add(spec.key)
+    return specs
+
+
+def _part(check: _Checker, part: Any, index: int) -> PartSpec:
+    where = f"parts[{index}]."
+    if not isinstance(part, dict):
+        raise check.fail(f"parts[{index}]", "must be a table")
+    check.unknown_keys(part, PART_FIELDS, where)
+    key = check.text(part, "key", required=True, limit=64, where=where)
+    kind = part.get("kind", "numeric")
+    if kind not in KINDS:
+        raise check.fail(f"{where}kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+    pattern = GRAD_KEY_RE if kind == "numeric" else PART_KEY_RE
+    if not pattern.match(key):
+        raise check.fail(f"{where}key", f"{key!r} is not a valid key for a {kind} part (e.g. 'x.grad')")
+    expected, has_expected = _expected(check, part, where)
+    config = part.get("config", {})
+    if not isinstance(config, dict):
+        raise check.fail(f"{where}config", "must be a table")
+    return PartSpec(
+        key=key,
+        kind=kind,
+        points=check.number(part.get("points", 1), f"{where}points", minimum=0, strict=True),
+        rel_tol=check.number(part.get("rel_tol", 1e-4), f"{where}rel_tol", minimum=0),
+        abs_tol=check.number(part.get("abs_tol", 1e-6), f"{where}abs_tol", minimum=0),
+        hint=check.text(part, "hint", required=False, limit=2000, where=where),
+        prompt=check.text(part, "prompt", required=False, limit=MAX_SOURCE, where=where),
+        expected=expected,
+        has_expected=has_expected,
+        config=config,
+    )
+
+
+def _expected(check: _Checker, part: dict[str, Any], where: str) -> tuple[Value, bool]:
+    if "expected" not in part:
+        return None, False
+    raw = part["expected"]
+    text = raw if isinstance(raw, str) else repr(raw)
+    try:
+        return parse_numeric(text), True
+    except AnswerError as exc:
+        raise check.fail(f"{where}expected", str(exc)) from None
+
+
+def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
+    if not isinstance(policy, dict):
+        raise check.fail("policy", "must be a table")
+    check.unknown_keys(policy, POLICY_FIELDS, "policy.")
+    out: dict[str, Any] = {}
+    for name in ("opens_at", "due_at", "closes_at"):
+        if name in policy:
+            value = policy[name]
+            if not isinstance(value, datetime) or value.tzinfo is None:
+                raise check.fail(f"policy.{name}", "must be a date-time with a time zone, e.g. 2026-12-01T23:59:00Z")
+            out[name] = value
+    if "max_attempts" in policy:
+        attempts = policy["max_attempts"]
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise check.fail("policy.max_attempts", f"must be a whole number >= 1, got {attempts!r}")
+        out["max_attempts"] = attempts
+    counts = policy.get("counts", "best")
+    if counts not in ("best", "last"):
+        raise check.fail("policy.counts", f"must be 'best' or 'last', got {counts!r}")
+    out["counts"] = counts
+    out["late_penalty"] = _late_penalty(check, policy.get("late_penalty", []))
+    _check_order(check, out)
+    return out
+
+
+def _late_penalty(check: _Checker, steps: Any) -> list[list[float]]:
+    if not isinstance(steps, list):
+        raise check.fail("policy.late_penalty", "must be a list of [hours_late, factor] pairs")
+    out = []
+    for step in steps:
+        if not isinstance(step, list) or len(step) != 2:
+            raise check.fail("policy.late_penalty", f"each step must be [hours_late, factor], got {step!r}")
+        hours = check.number(step[0], "policy.late_penalty hours", minimum=0)
+        factor = check.number(step[1], "policy.late_penalty factor", minimum=0)
+        if factor > 1:
+            raise check.fail("policy.late_penalty", f"factor must be between 0 and 1, got {factor}")
+        out.append([hours, factor])
+    return sorted(out)
+
+
+def _check_order(check: _Checker, policy: dict[str, Any]) -> None:
+    dates = [(n, policy[n]) for n in ("opens_at", "due_at", "closes_at") if n in policy]
+    for (first, a), (second, b) in zip(dates, dates[1:]):
+        if a > b:
+            raise check.fail(f"policy.{second}", f"must not be before {first}")
+
+
+def _variants(check: _Checker, variants: Any, params: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(variants, dict):
+        raise check.fail("variants", "must be a table of parameter = {min, max} or {choices}")
+    for name, rule in variants.items():
+        label = f"variants.{name}"
+        if name not in params:
+            raise check.fail(label, "names no parameter in [params]")
+        if not isinstance(rule, dict) or not ({"min", "max"} <= set(rule) or "choices" in rule):
+            raise check.fail(label, "must be {min = …, max = …} or {choices = […]}")
+        if "choices" in rule:
+            if not isinstance(rule["choices"], list) or not rule["choices"]:
+                raise check.fail(label, "choices must be a non-empty list")
+        else:
+            low = check.number(rule["min"], f"{label}.min", minimum=-math.inf)
+            if check.number(rule["max"], f"{label}.max", minimum=low) == low:
+                raise check.fail(label, "max must be greater than min")
+    return dict(variants)

@@ -1,0 +1,33 @@
+"""Users, roles and API tokens."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from assignments.models import Course
+from assignments.services import membership_set
+
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
+
+
+@transaction.atomic
+def user_create(
+    *, username: str, role: str, course: Course, password: str | None = None, with_token: bool = False
+) -> tuple[AbstractUser, str | None]:
+    if not USERNAME_RE.match(username):
+        raise ValueError(f"invalid user name {username!r}: use letters, digits and @.+-_ (at most 150)")
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    if password:
+        user.set_password(password)
+    elif not user.has_usable_password():
+        user.set_unusable_password()
+    user.is_staff = role == "instructor"
+    user.save()
+    membership_set(user=user, course=course, role=role)
+    token = Token.objects.get_or_create(user=user)[0].key if with_token else None
+    return user, token

@@ -1,0 +1,74 @@
+"""python manage.py grade SLUG PART=ANSWER… [--code-file F] [--json] [--svg FILE]
+
+Grades synchronously with the same engine as the workers; stores nothing.
+Exit 0 whether or not the answers are right; 2 on unreadable input or unknown slug/part.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assignments.models import Assignment
+from grader.feedback_text import document_as_text
+from grader.grading import AnswerErrors, answers_grade, answers_parse, graded_svg
+from grader.reference import ReferenceError
+from grader.variants import variant_get
+
+MAX_ARG = 100_000
+
+
+class Command(BaseCommand):
+    help = "Grade answers to an assignment and print the feedback (or the result document with --json)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("answers", nargs="*", metavar="PART=ANSWER")
+        parser.add_argument("--json", action="store_true", help="print the result document as JSON")
+        parser.add_argument("--svg", type=Path, help="write the graph picture (wrong path highlighted) here")
+        parser.add_argument("--code-file", type=Path, action="append", default=[], metavar="F",
+                            help="source for a code part (PART=F or F for the only code part)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        assignment = _assignment(options["slug"])
+        answers = _answers(options["answers"])
+        try:
+            answers_parse(assignment=assignment, answers=answers)
+            variant = variant_get(assignment=assignment, params=assignment.params)
+        except AnswerErrors as exc:
+            raise CommandError("\n".join(f"{k}: {m}" for k, m in exc.errors.items()), returncode=2) from None
+        except ReferenceError as exc:
+            raise CommandError(f"the reference program of {assignment.slug} failed: {exc}", returncode=2) from None
+        graded = answers_grade(assignment=assignment, analysis_data=variant.analysis_data(), answers=answers,
+                               show_expected=True)
+        if options["svg"]:
+            options["svg"].write_text(graded_svg(analysis_data=variant.analysis_data(), graded=graded))
+        if options["json"]:
+            self.stdout.write(json.dumps(graded.document, indent=2))
+        else:
+            self.stdout.write(document_as_text(graded.document))
+
+
+def _assignment(slug: str) -> Assignment:
+    try:
+        return Assignment.objects.get(slug=slug)
+    except Assignment.DoesNotExist:
+        known = ", ".join(Assignment.objects.values_list("slug", flat=True)) or "none (run load_assignments)"
+        raise CommandError(f"unknown assignment {slug[:80]!r}; known: {known}", returncode=2) from None
+
+
+def _answers(items: list[str]) -> dict[str, str]:
+    answers: dict[str, str] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise CommandError(f"expected PART=ANSWER, got {item[:80]!r}", returncode=2)
+        if len(item) > MAX_ARG:
+            raise CommandError(f"the answer to {key[:64]} is longer than {MAX_ARG} characters", returncode=2)
+        answers[key.strip()] = text
+    if not answers:
+        raise CommandError("give at least one PART=ANSWER, e.g. x.grad=7", returncode=2)
+    return answers
