@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from chainrule import AnswerError, parse_numeric
-from chainrule.answers import Value
+from chainrule.values import Value
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 GRAD_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.grad)?$")

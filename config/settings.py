@@ -71,6 +71,10 @@ DATABASES = {
         envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not memory, so the Celery worker and web server started by the tests share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-output" / "test-db.sqlite3")}
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -105,6 +109,14 @@ GRADER_REFERENCE_RUNNER = envstr("GRADER_REFERENCE_RUNNER", "grader.reference.Su
 GRADER_REFERENCE_TIMEOUT = envfloat("GRADER_REFERENCE_TIMEOUT", 60.0)
 GRADER_DEMO_COURSE = envstr("GRADER_DEMO_COURSE", "autograd-101")
 GRADER_CATALOG_DIR = BASE_DIR / "assignments" / "catalog"
+# A queued row older than this is re-enqueued (lost broker message); a running row older
+# than the second is taken back from a dead worker. Keep the latter above the task time limit.
+GRADER_SWEEP_QUEUED_AFTER = envint("GRADER_SWEEP_QUEUED_AFTER", 30)
+GRADER_SWEEP_RUNNING_AFTER = envint("GRADER_SWEEP_RUNNING_AFTER", 150)
+GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0)},
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chainrule import Analysis, AnswerError, Diagnosis, build_result, diagnose_numeric, graph_svg, parse_numeric
-from chainrule.answers import Value
+from chainrule.values import Value
 
 from assignments.models import Assignment, Part
 

@@ -24,6 +24,7 @@ class Submission(models.Model):
     attempt = models.PositiveIntegerField(null=True, blank=True, help_text="Empty for infrastructure errors")
     error_reason = models.TextField(blank=True)
     deliveries = models.PositiveIntegerField(default=0, help_text="How often the task was enqueued")
+    claim = models.UUIDField(null=True, blank=True, help_text="Token of the worker run that owns the row")
     created_at = models.DateTimeField(auto_now_add=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)

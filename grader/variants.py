@@ -51,6 +51,11 @@ def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     return variant
 
 
+def variant_row(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
+    """The variant row for these parameters, without computing its analysis."""
+    return _variant_row(assignment=assignment, params=params, digest=reference_hash(assignment=assignment, params=params))
+
+
 def _variant_row(*, assignment: Assignment, params: dict[str, Any], digest: str) -> Variant:
     try:
         variant, _ = Variant.objects.get_or_create(

@@ -3,5 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_SETTINGS_MODULE=config.settings
-mkdir -p test-output
+mkdir -p test-output run
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+bash scripts/ensure_redis.sh "$REDIS_URL"
 .venv/bin/python -m pytest "$@"

@@ -1,0 +1,142 @@
+"""The grading workflow: create a submission, claim it, grade it, sweep stuck rows.
+
+Preconditions are stated per function. Every write a user sees goes through here.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+
+from assignments.models import Assignment, Membership
+from grader.grading import answers_grade, answers_parse
+from grader.models import Result, Submission
+from grader.policy import PolicyError, _now, attempts_left, window_at
+from grader.reference import ReferenceError
+from grader.variants import params_for_student, variant_get, variant_row
+
+log = logging.getLogger(__name__)
+
+
+def submission_create(
+    *, student: AbstractBaseUser, assignment: Assignment, answers: Mapping[str, Any], code: Mapping[str, Any]
+) -> Submission:
+    """Validate, store as queued and enqueue grading after commit.
+
+    Raises AnswerErrors (unreadable answers, no attempt used) or PolicyError.
+    """
+    answers_parse(assignment=assignment, answers=answers)
+    window = window_at(assignment=assignment)
+    if not window.is_open:
+        raise PolicyError(window.reason)
+    params = params_for_student(assignment=assignment, student_id=student.pk)
+    variant = variant_row(assignment=assignment, params=params)
+    with transaction.atomic():
+        _lock_membership(student=student, assignment=assignment)
+        used = attempts_used(student=student, assignment=assignment)
+        if attempts_left(assignment=assignment, used=used) == 0:
+            raise PolicyError(f"You have used all {assignment.max_attempts} attempts.")
+        submission = Submission.objects.create(
+            student=student, assignment=assignment, variant=variant, answers=dict(answers), code=dict(code),
+            attempt=used + 1, enqueued_at=_now(), deliveries=1,
+        )
+        transaction.on_commit(lambda: _enqueue(submission.id))
+    return submission
+
+
+def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> None:
+    """Serialises a student's submissions so attempt numbers never collide."""
+    locked = Membership.objects.select_for_update().filter(user=student, course=assignment.course)
+    if not locked.exists():
+        raise PolicyError("You are not enrolled in the course of this assignment.")
+
+
+def attempts_used(*, student: AbstractBaseUser, assignment: Assignment) -> int:
+    return Submission.objects.filter(student=student, assignment=assignment, attempt__isnull=False).count()
+
+
+def _enqueue(submission_id: int) -> None:
+    from grader.tasks import grade_submission
+
+    try:
+        grade_submission.delay(submission_id)
+    except Exception:  # broker down: the row stays queued and the sweeper re-enqueues it
+        log.exception("could not enqueue submission %s; the sweeper will retry", submission_id)
+
+
+def submission_claim(*, submission_id: int) -> uuid.UUID | None:
+    """Move queued → running for exactly one worker run; None when someone else has it."""
+    token = uuid.uuid4()
+    claimed = Submission.objects.filter(id=submission_id, status=Submission.Status.QUEUED).update(
+        status=Submission.Status.RUNNING, claim=token, started_at=_now()
+    )
+    return token if claimed == 1 else None
+
+
+def submission_grade(*, submission_id: int) -> None:
+    """Claim and grade one submission. Safe to call twice: the second call does nothing."""
+    token = submission_claim(submission_id=submission_id)
+    if token is None:
+        return
+    submission = Submission.objects.select_related("assignment", "variant").get(id=submission_id)
+    assignment = submission.assignment
+    try:
+        variant = variant_get(assignment=assignment, params=submission.variant.params)
+    except ReferenceError as exc:
+        _finish_error(submission_id=submission_id, token=token, reason=f"reference program failed: {exc}")
+        return
+    graded = answers_grade(assignment=assignment, analysis_data=variant.analysis_data(),
+                           answers=submission.answers, show_expected=True)
+    _finish_graded(submission=submission, token=token, document=graded.document)
+
+
+def _finish_graded(*, submission: Submission, token: uuid.UUID, document: dict[str, Any]) -> None:
+    window = window_at(assignment=submission.assignment, at=submission.created_at)
+    document = {**document, "late_factor": window.late_factor}
+    score = round(document["score"] * window.late_factor, 6)
+    with transaction.atomic():
+        owned = Submission.objects.select_for_update().filter(id=submission.id, claim=token,
+                                                              status=Submission.Status.RUNNING)
+        if not owned.exists():
+            return  # the sweeper handed the row to another run; its result wins
+        Result.objects.update_or_create(submission_id=submission.id, defaults={
+            "score": score, "max_score": document["max_score"], "document": document})
+        owned.update(status=Submission.Status.GRADED, graded_at=_now())
+
+
+def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:
+    """Infrastructure failure: marked as such, and it costs the student no attempt."""
+    Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING).update(
+        status=Submission.Status.ERROR, error_reason=reason[:2000], attempt=None, graded_at=_now()
+    )
+
+
+def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> list[int]:
+    """Re-enqueue rows whose message was lost or whose worker died. Returns their ids."""
+    now = _now()
+    running = Submission.objects.filter(status=Submission.Status.RUNNING, started_at__lt=now - running_after)
+    running_ids = list(running.values_list("id", flat=True)[:500])
+    Submission.objects.filter(id__in=running_ids, status=Submission.Status.RUNNING).update(
+        status=Submission.Status.QUEUED, claim=None
+    )
+    queued = Submission.objects.filter(status=Submission.Status.QUEUED, enqueued_at__lt=now - queued_after)
+    ids = sorted(set(running_ids) | set(queued.values_list("id", flat=True)[:500]))
+    Submission.objects.filter(id__in=ids).update(enqueued_at=now, deliveries=F("deliveries") + 1)
+    for submission_id in ids:
+        _enqueue(submission_id)
+    return ids
+
+
+def sweep_defaults() -> dict[str, timedelta]:
+    return {
+        "queued_after": timedelta(seconds=settings.GRADER_SWEEP_QUEUED_AFTER),
+        "running_after": timedelta(seconds=settings.GRADER_SWEEP_RUNNING_AFTER),
+    }

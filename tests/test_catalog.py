@@ -1,0 +1,132 @@
+"""The catalog loader: all ten seed assignments, idempotent upserts, clear errors."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from assignments.models import Assignment, Part
+from assignments.spec import CatalogError, spec_from_data
+
+SEED_SLUGS = {
+    "positive-gradient", "negative-gradient", "dead-relu", "multiple-paths", "accumulation",
+    "detach", "non-scalar", "linear-layer", "untracked-leaf", "visual-walkthrough",
+}
+
+GOOD = {
+    "slug": "tiny", "title": "Tiny", "statement": "$z = x^2$",
+    "reference": "x = torch.tensor(x0, requires_grad=True)\nz = x**2\nz.backward()\n",
+    "params": {"x0": 3.0},
+    "parts": [{"key": "x.grad", "kind": "numeric", "points": 1, "expected": 6.0}],
+}
+
+
+def _with(**changes: object) -> dict[str, object]:
+    data = {**GOOD, **changes}
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _part(**changes: object) -> dict[str, object]:
+    return _with(parts=[{**GOOD["parts"][0], **changes}])  # type: ignore[index]
+
+
+@pytest.mark.django_db
+def test_it_ships_all_ten_seed_assignments_with_their_part_keys() -> None:
+    assert set(Assignment.objects.values_list("slug", flat=True)) >= SEED_SLUGS
+    keys = {(p.assignment.slug, p.key) for p in Part.objects.select_related("assignment")}
+    assert ("linear-layer", "w.grad") in keys and ("linear-layer", "b.grad") in keys
+    assert ("untracked-leaf", "x.grad") in keys and ("visual-walkthrough", "y.grad") in keys
+
+
+@pytest.mark.django_db
+def test_loading_twice_changes_nothing() -> None:
+    before = list(Assignment.objects.order_by("slug").values_list("slug", "source_hash"))
+    parts = Part.objects.count()
+    out = io.StringIO()
+    call_command("load_assignments", stdout=out)
+    assert "updated visual-walkthrough" in out.getvalue()
+    assert list(Assignment.objects.order_by("slug").values_list("slug", "source_hash")) == before
+    assert Part.objects.count() == parts
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "problem"),
+    [
+        (_with(slug=None), "slug", "is required"),
+        (_with(slug="Not A Slug"), "slug", "lowercase"),
+        (_with(title=""), "title", "must not be empty"),
+        (_with(reference="x = (\n"), "reference", "syntax error on line"),
+        (_with(params={"x0": "two"}), "params.x0", "finite number"),
+        (_with(params={"import": 1.0}), "params.import", "identifier"),
+        (_with(parts=[]), "parts", "non-empty"),
+        (_part(kind="essay"), "parts[0].kind", "must be one of"),
+        (_part(points=0), "parts[0].points", "must be >"),
+        (_part(rel_tol=-1), "parts[0].rel_tol", ">= 0"),
+        (_part(key="x grad"), "parts[0].key", "not a valid key"),
+        (_part(expected="seven"), "parts[0].expected", ""),
+        (_part(colour="red"), "parts[0].colour", "unknown field"),
+        (_with(policy={"max_attempts": 0}), "policy.max_attempts", ">= 1"),
+        (_with(policy={"counts": "worst"}), "policy.counts", "'best' or 'last'"),
+        (_with(variants={"y0": {"min": 1, "max": 2}}), "variants.y0", "names no parameter"),
+        (_with(extra=1), "extra", "unknown field"),
+    ],
+)
+def test_it_names_the_field_and_problem_of_a_bad_file(data: dict[str, object], field: str, problem: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        spec_from_data(data, path="bad.toml")
+    assert caught.value.path == "bad.toml"
+    assert caught.value.field == field
+    assert problem in caught.value.problem
+
+
+def test_it_rejects_a_duplicate_part_key() -> None:
+    part = GOOD["parts"][0]  # type: ignore[index]
+    with pytest.raises(CatalogError, match="used twice"):
+        spec_from_data(_with(parts=[part, part]), path="dup.toml")
+
+
+@pytest.mark.django_db
+def test_a_broken_file_loads_nothing_and_the_others_still_load(tmp_path: Path) -> None:
+    (tmp_path / "a-good.toml").write_text(_toml("good-one", expected="6.0"))
+    (tmp_path / "b-wrong.toml").write_text(_toml("wrong-expected", expected="5.0"))
+    (tmp_path / "c-broken.toml").write_text("slug = \n")
+    err = io.StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("load_assignments", str(tmp_path), stderr=err, stdout=io.StringIO())
+    assert caught.value.returncode == 2
+    assert Assignment.objects.filter(slug="good-one").exists()
+    assert not Assignment.objects.filter(slug="wrong-expected").exists()
+    messages = err.getvalue()
+    assert "b-wrong.toml: parts.x.grad.expected: says 5.0 but the reference program gives 6.0" in messages
+    assert "c-broken.toml: file: is not valid TOML" in messages
+
+
+@pytest.mark.django_db
+def test_a_reference_that_raises_is_reported_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "raises.toml"
+    path.write_text(_toml("raises", expected="6.0").replace("z.backward()", "z.backward()\nundefined_name"))
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("load_assignments", str(path), stderr=err, stdout=io.StringIO())
+    assert "raises.toml: reference:" in err.getvalue() and "undefined_name" in err.getvalue()
+    assert not Assignment.objects.filter(slug="raises").exists()
+
+
+def _toml(slug: str, *, expected: str) -> str:
+    return f'''slug = "{slug}"
+title = "T"
+statement = "s"
+reference = """
+x = torch.tensor(x0, requires_grad=True)
+z = x**2
+z.backward()
+"""
+[params]
+x0 = 3.0
+[[parts]]
+key = "x.grad"
+expected = {expected}
+'''
