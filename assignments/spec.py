@@ -6,9 +6,9 @@ wrong, so an instructor can fix a course-as-code pull request from the message a
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 import math
-import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -264,7 +264,7 @@ def _late_penalty(check: _Checker, steps: Any) -> list[list[float]]:
 
 def _check_order(check: _Checker, policy: dict[str, Any]) -> None:
     dates = [(n, policy[n]) for n in ("opens_at", "due_at", "closes_at") if n in policy]
-    for (first, a), (second, b) in zip(dates, dates[1:]):
+    for (first, a), (second, b) in zip(dates, dates[1:], strict=False):
         if a > b:
             raise check.fail(f"policy.{second}", f"must not be before {first}")
 

@@ -9,10 +9,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chainrule import Analysis, AnswerError, Diagnosis, build_result, diagnose_numeric, graph_svg, parse_numeric
-from chainrule.values import Value
-
 from assignments.models import Assignment, Part
+from chainrule import (
+    Analysis,
+    AnswerError,
+    Diagnosis,
+    GradedPart,
+    Highlight,
+    build_result,
+    diagnose_numeric,
+    graph_svg,
+    parse_numeric,
+)
+from chainrule.values import Value
 
 MAX_PARTS = 50
 
@@ -73,18 +82,29 @@ def answers_grade(
         for part in assignment.parts.all()
         if part.key in parsed
     }
-    document = build_result(
-        assignment=assignment.slug,
-        parts=[(part.key, part.points, answers.get(part.key)) for part in assignment.parts.all()],
-        diagnoses=diagnoses,
-        show_expected=show_expected,
-    )
+    graded = [
+        GradedPart(diagnosis=diagnoses[part.key], answer=answers[part.key], max_score=part.points)
+        if part.key in diagnoses else _unanswered(part)
+        for part in assignment.parts.all()
+    ]
+    document = build_result(assignment=assignment.slug, parts=graded, show_expected=show_expected)
     return Graded(document=document, diagnoses=diagnoses)
 
 
+def _unanswered(part: Part) -> GradedPart:
+    diagnosis = Diagnosis(part=part.key, correct=False, kind="unanswered", paths=[],
+                          message="No answer was given for this part.")
+    return GradedPart(diagnosis=diagnosis, answer="", max_score=part.points)
+
+
 def graded_svg(*, analysis_data: dict[str, Any], graded: Graded) -> str:
-    wrong = [d for d in graded.diagnoses.values() if not d.correct]
-    highlight = wrong[0].highlight if wrong else None
+    """The reference graph with every wrong part's path highlighted."""
+    highlight = Highlight()
+    for diagnosis in graded.diagnoses.values():
+        if not diagnosis.correct:
+            highlight.wrong_edges.extend(diagnosis.highlight.wrong_edges)
+            highlight.missing_edges.extend(diagnosis.highlight.missing_edges)
+            highlight.nodes.extend(diagnosis.highlight.nodes)
     return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight)
 
 
@@ -97,6 +117,6 @@ def expected_mismatches(*, assignment: Assignment, analysis: dict[str, Any]) -> 
         verdict = diagnose_numeric(analysis=parsed, part=part.key, answer=value, rel_tol=part.rel_tol,
                                    abs_tol=part.abs_tol)
         if not verdict.correct:
-            got = parsed.values.get(part.key)
+            got = parsed.parts[part.key].value if part.key in parsed.parts else None
             problems.append((f"parts.{part.key}.expected", f"says {value!r} but the reference program gives {got!r}"))
     return problems

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from assignments.models import Assignment, Membership
 from grader.grading import answers_grade, answers_parse
@@ -127,7 +127,9 @@ def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> l
     Submission.objects.filter(id__in=running_ids, status=Submission.Status.RUNNING).update(
         status=Submission.Status.QUEUED, claim=None
     )
-    queued = Submission.objects.filter(status=Submission.Status.QUEUED, enqueued_at__lt=now - queued_after)
+    queued = Submission.objects.filter(
+        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - queued_after), status=Submission.Status.QUEUED
+    )
     ids = sorted(set(running_ids) | set(queued.values_list("id", flat=True)[:500]))
     Submission.objects.filter(id__in=ids).update(enqueued_at=now, deliveries=F("deliveries") + 1)
     for submission_id in ids:

@@ -53,7 +53,8 @@ def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
 
 def variant_row(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     """The variant row for these parameters, without computing its analysis."""
-    return _variant_row(assignment=assignment, params=params, digest=reference_hash(assignment=assignment, params=params))
+    digest = reference_hash(assignment=assignment, params=params)
+    return _variant_row(assignment=assignment, params=params, digest=digest)
 
 
 def _variant_row(*, assignment: Assignment, params: dict[str, Any], digest: str) -> Variant:

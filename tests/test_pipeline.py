@@ -87,7 +87,7 @@ def test_a_worker_killed_mid_grade_loses_nothing_and_grades_once(
 ) -> None:
     queue = f"{grading_queue}-kill"
     assignment = _slow_assignment()
-    victim = start_worker(queue, "worker-killed.log", CELERY_QUEUE=queue)
+    victim = start_worker(queue, "worker-killed.log")
     try:
         with _queue(queue):
             submission = submission_create(student=student.user, assignment=assignment,
@@ -97,7 +97,7 @@ def test_a_worker_killed_mid_grade_loses_nothing_and_grades_once(
         victim.wait()
     finally:
         stop_process(victim)
-    rescuer = start_worker(queue, "worker-rescuer.log", CELERY_QUEUE=queue)
+    rescuer = start_worker(queue, "worker-rescuer.log")
     try:
         with _queue(queue):
             assert submission.id in submissions_sweep(queued_after=timedelta(hours=1), running_after=timedelta(0))
@@ -119,7 +119,7 @@ def test_a_redis_restart_loses_no_submission(live_db: None, grading_queue: str, 
             redis.kill()  # queued messages vanish with it (no persistence)
             during = submit(student, "accumulation", **{"x.grad": "16"})  # enqueue fails: row stays queued
             redis.start()
-            worker = start_worker(queue, "worker-redis.log", CELERY_QUEUE=queue, REDIS_URL=redis.url,
+            worker = start_worker(queue, "worker-redis.log", REDIS_URL=redis.url,
                                   CELERY_BROKER_URL=redis.url)
             try:
                 _sweep_by_command(redis.url)

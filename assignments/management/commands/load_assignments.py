@@ -11,8 +11,8 @@ from django.db import transaction
 
 from assignments.services import assignment_upsert, course_demo
 from assignments.spec import CatalogError, spec_from_file
-from grader.reference import ReferenceError
 from grader.grading import expected_mismatches
+from grader.reference import ReferenceError
 from grader.variants import variant_get
 
 
