@@ -1,0 +1,239 @@
+"""Inspect each backward call while its graph is alive: route contributions,
+the effect of every catalogued wrong local derivative, and of plausible wrong
+seed vectors. Later in-place changes (an optimiser step, zero_()) cannot
+spoil what was measured here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from chainrule.local_mistakes import LocalMistake, local_mistakes
+from chainrule.node_catalog import NodeCatalog, is_leaf_node, walk_nodes
+from chainrule.path_contributions import Route, find_routes, leaf_totals
+from chainrule.recording import BackwardCall, ProgramRun
+from chainrule.tensor_values import tensor_to_value
+from chainrule.values import format_number
+
+MAX_MISTAKES_PER_CALL = 32
+MAX_ONE_HOT_SEEDS = 6
+
+
+@dataclass
+class Effect:
+    """How one alternative (a wrong factor, a wrong seed) changes each leaf's
+    gradient: wrong minus right, for this backward call."""
+
+    detail: dict[str, Any]
+    deltas: dict[str, torch.Tensor]
+    edge: tuple[str, str] | None = None
+
+
+@dataclass
+class CallEvidence:
+    call: BackwardCall
+    output_id: str
+    output_name: str
+    routes: list[Route]
+    leaves: dict[str, torch.Tensor]  # live leaf tensors by name
+    leaf_values: dict[str, torch.Tensor]  # their values when backward ran
+    grad_before: dict[str, torch.Tensor | None]
+    grad_after: dict[str, torch.Tensor | None]
+    mistakes: list[Effect] = field(default_factory=list)
+    seeds: list[Effect] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _grad_snapshot(leaves: dict[str, torch.Tensor]) -> dict[str, torch.Tensor | None]:
+    return {name: None if t.grad is None else t.grad.detach().clone() for name, t in leaves.items()}
+
+
+class CallInspector:
+    """The backward observer of the reference run (see program_run)."""
+
+    def __init__(self, *, max_paths: int, explore_alternatives: bool) -> None:
+        self.max_paths = max_paths
+        self.explore_alternatives = explore_alternatives
+        self.evidence: list[CallEvidence] = []
+        self.catalog: NodeCatalog | None = None
+
+    def __call__(self, run: ProgramRun, calls: list[BackwardCall], proceed: Callable[[], None]) -> None:
+        if self.catalog is None:
+            self.catalog = NodeCatalog(run)
+        catalog = self.catalog
+        catalog.refresh()
+        leaves = {call.index: self._leaves(call, catalog) for call in calls}
+        every_leaf = {name: t for found in leaves.values() for name, t in found.items()}
+        before = _grad_snapshot(every_leaf)
+        proceed()
+        after = _grad_snapshot(every_leaf)
+        for call in calls:
+            self.evidence.append(self._inspect(call, catalog, leaves[call.index], before, after))
+
+    def _leaves(self, call: BackwardCall, catalog: NodeCatalog) -> dict[str, torch.Tensor]:
+        if call.output.grad_fn is None:
+            return {}
+        found = {
+            catalog.leaf_name(node.variable): node.variable
+            for node in walk_nodes(call.output.grad_fn)
+            if is_leaf_node(node)
+        }
+        if call.inputs is not None:  # backward(inputs=…) fills only those leaves
+            found = {n: t for n, t in found.items() if any(t is w for w in call.inputs)}
+        return found
+
+    def _inspect(
+        self,
+        call: BackwardCall,
+        catalog: NodeCatalog,
+        leaves: dict[str, torch.Tensor],
+        before: dict[str, torch.Tensor | None],
+        after: dict[str, torch.Tensor | None],
+    ) -> CallEvidence:
+        evidence = _new_evidence(call, catalog, leaves, before, after)
+        if call.output.grad_fn is None or call.seed is None:
+            evidence.notes.append("a backward call on a tensor without a graph has no paths")
+            return evidence
+        try:
+            evidence.routes = self._routes(evidence, catalog, None)
+            if self.explore_alternatives:
+                evidence.mistakes = self._mistake_effects(evidence, catalog)
+                evidence.seeds = _seed_effects(evidence)
+        except Exception as error:  # noqa: BLE001 - an exotic node must not fail the grading
+            evidence.notes.append(f"paths of backward call {call.index + 1} not analysed: {error}")
+        return evidence
+
+    def _routes(self, evidence: CallEvidence, catalog: NodeCatalog, mistake: LocalMistake | None) -> list[Route]:
+        call = evidence.call
+        assert call.seed is not None
+        search = find_routes(
+            root=call.output.grad_fn,
+            seed=call.seed,
+            catalog=catalog,
+            output_id=evidence.output_id,
+            output_name=evidence.output_name,
+            max_paths=self.max_paths,
+            **({"vjp": mistake.vjp()} if mistake else {}),
+        )
+        if mistake is None:
+            for leaf in sorted(search.capped_leaves):
+                evidence.notes.append(f"only the first {self.max_paths} paths of {leaf} were enumerated")
+            if search.exhausted:
+                evidence.notes.append("the graph has too many paths to enumerate them all")
+        return [route for route in search.routes if route.leaf in evidence.leaves]
+
+    def _mistake_effects(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[Effect]:
+        right = leaf_totals(evidence.routes)
+        effects = []
+        for mistake in self._mistakes(evidence, catalog)[:MAX_MISTAKES_PER_CALL]:
+            wrong = leaf_totals(self._routes(evidence, catalog, mistake))
+            deltas = {leaf: wrong[leaf] - right[leaf] for leaf in right if leaf in wrong}
+            child = mistake.node.next_functions[mistake.slot][0]
+            edge = (catalog.node_id(child), catalog.node_id(mistake.node))
+            effects.append(Effect(_mistake_detail(mistake, catalog, child), deltas, edge))
+        return effects
+
+    def _mistakes(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[LocalMistake]:
+        found: list[LocalMistake] = []
+        for node in walk_nodes(evidence.call.output.grad_fn):
+            if not is_leaf_node(node):
+                found.extend(local_mistakes(node, _input_labels(node, catalog), _input_value(node, catalog)))
+        return found
+
+
+def _new_evidence(
+    call: BackwardCall,
+    catalog: NodeCatalog,
+    leaves: dict[str, torch.Tensor],
+    before: dict[str, torch.Tensor | None],
+    after: dict[str, torch.Tensor | None],
+) -> CallEvidence:
+    root = call.output.grad_fn
+    return CallEvidence(
+        call=call,
+        output_id=f"out:{catalog.node_id(root)}" if root is not None else f"out:call{call.index}",
+        output_name=catalog.tensor_name(call.output) or "output",
+        routes=[],
+        leaves=leaves,
+        leaf_values={name: t.detach().clone() for name, t in leaves.items()},
+        grad_before={name: before[name] for name in leaves},
+        grad_after={name: after[name] for name in leaves},
+    )
+
+
+def _input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
+    labels = []
+    saved = [getattr(node, "_saved_self", None), getattr(node, "_saved_other", None)]
+    for slot, (child, _) in enumerate(node.next_functions):
+        constant = saved[slot] if slot < 2 else None
+        if child is not None:
+            labels.append(_node_label(child, catalog))
+        elif isinstance(constant, torch.Tensor) and catalog.tensor_name(constant):
+            labels.append(str(catalog.tensor_name(constant)))  # untracked data such as x in w*x
+        elif isinstance(constant, torch.Tensor) and constant.numel() == 1:
+            labels.append(format_number(float(constant)))  # a number such as the 4 in 4*x
+        else:
+            labels.append("c")
+    return labels
+
+
+def _node_label(node: Any, catalog: NodeCatalog) -> str:
+    if is_leaf_node(node):
+        return catalog.node_name(node)
+    return catalog.output_tensor_name(node) or "u"
+
+
+def _input_value(node: Any, catalog: NodeCatalog) -> Callable[[int], torch.Tensor | None]:
+    def value_of(slot: int) -> torch.Tensor | None:
+        child = node.next_functions[slot][0]
+        return catalog.forward_value(child) if child is not None else None
+
+    return value_of
+
+
+def _mistake_detail(mistake: LocalMistake, catalog: NodeCatalog, child: Any) -> dict[str, Any]:
+    return {
+        "edge": [_node_label(child, catalog), mistake.op],
+        "op": mistake.op,
+        "used": mistake.used,
+        "right": mistake.right,
+        "used_value": _plain(mistake.used_factor),
+        "right_value": _plain(mistake.right_factor),
+    }
+
+
+def _plain(tensor: torch.Tensor) -> Any:
+    return tensor_to_value(tensor)
+
+
+def _seed_effects(evidence: CallEvidence) -> list[Effect]:
+    """Non-scalar outputs only: what a one-hot seed, the output itself or an
+    all-ones seed would have given instead of the seed the program passed."""
+    call = evidence.call
+    seed, output = call.seed, call.output
+    if seed is None or output.numel() <= 1 or not evidence.leaves:
+        return []
+    alternatives: list[tuple[dict[str, Any], torch.Tensor]] = []
+    for index in range(min(output.numel(), MAX_ONE_HOT_SEEDS)):
+        one_hot = torch.zeros(output.numel(), dtype=output.dtype)
+        one_hot[index] = 1
+        alternatives.append(({"seed": "one_hot", "index": index}, one_hot.reshape(output.shape)))
+    alternatives.append(({"seed": "output"}, output.detach()))
+    if not torch.equal(seed, torch.ones_like(seed)):
+        alternatives.append(({"seed": "ones"}, torch.ones_like(output)))
+    names = list(evidence.leaves)
+    right = _grads_for_seed(output, [evidence.leaves[n] for n in names], seed)
+    effects = []
+    for detail, alternative in alternatives:
+        wrong = _grads_for_seed(output, [evidence.leaves[n] for n in names], alternative)
+        detail = {**detail, "output": evidence.output_name, "given": _plain(seed)}
+        effects.append(Effect(detail, {n: w - r for n, w, r in zip(names, wrong, right, strict=True)}))
+    return effects
+
+
+def _grads_for_seed(output: torch.Tensor, leaves: list[torch.Tensor], seed: torch.Tensor) -> list[torch.Tensor]:
+    grads = torch.autograd.grad(output, leaves, seed, retain_graph=True, allow_unused=True)
+    return [torch.zeros_like(leaf) if g is None else g.detach() for g, leaf in zip(grads, leaves, strict=True)]

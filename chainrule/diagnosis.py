@@ -1,0 +1,207 @@
+"""Diagnose a numeric answer against a precomputed Analysis: no torch, no
+program run. The simplest hypothesis that reproduces the answer within
+tolerance wins; other kinds that also fit are mentioned."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chainrule.feedback import (
+    FeedbackContext,
+    correct_message,
+    hypothesis_message,
+    unknown_message,
+)
+from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
+from chainrule.values import (
+    RaggedValue,
+    Value,
+    flatten,
+    numbers_close,
+    shape_of,
+    shapes_compatible,
+    values_match,
+)
+
+DEFAULT_REL_TOL = 1e-4
+DEFAULT_ABS_TOL = 1e-6
+
+# Simplest explanation first. Structural mismatches (None vs a number, a wrong
+# shape) beat any value coincidence; accumulation beats missing_path because
+# "4 instead of 8" is the accumulation lesson even though y = 4 too; a single
+# missing path beats forward values (walkthrough: 4 = x² is also b's value).
+PRIORITY = (
+    "untracked_leaf",
+    "shape",
+    "accumulation",
+    "missing_path",
+    "extra_path",
+    "sign_error",
+    "product_of_paths",
+    "dead_branch",
+    "seed_vector",
+    "forward_value",
+    "wrong_local_derivative",
+    "missing_paths",  # missing_path with two or more paths: a less likely slip
+)
+
+
+@dataclass
+class Diagnosis:
+    part: str
+    correct: bool
+    kind: str  # "correct", a hypothesis kind, or "unknown"
+    paths: list[list[str]]
+    message: str  # for the student: never contains the expected value
+    also: list[str] = field(default_factory=list)
+    highlight: Highlight = field(default_factory=Highlight)
+    expected: Value = None  # for instructors, and students once the policy allows
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["highlight"] = {key: [list(edge) if isinstance(edge, tuple) else edge for edge in items]
+                             for key, items in data["highlight"].items()}
+        return data
+
+
+def hypothesis_rank(hypothesis: Hypothesis) -> int:
+    kind = hypothesis.kind
+    if kind == "missing_path" and len(hypothesis.paths) > 1:
+        kind = "missing_paths"
+    return PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY)
+
+
+def _fits(hypothesis: Hypothesis, answer: Value, rel_tol: float, abs_tol: float) -> bool:
+    if hypothesis.any_number:
+        return answer is not None
+    if hypothesis.value is None:
+        return answer is None
+    return values_match(answer, hypothesis.value, rel_tol=rel_tol, abs_tol=abs_tol)
+
+
+def diagnose_numeric(
+    *,
+    analysis: Analysis,
+    part: str,
+    answer: Value,
+    rel_tol: float = DEFAULT_REL_TOL,
+    abs_tol: float = DEFAULT_ABS_TOL,
+) -> Diagnosis:
+    reference = analysis.parts.get(part)
+    if reference is None:
+        raise ValueError(f"the analysis has no part {part!r}")
+    context = _context(analysis, reference, answer)
+    if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
+        return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
+    fitting = sorted(
+        (h for h in analysis.hypotheses.get(part, []) if _fits(h, answer, rel_tol, abs_tol)),
+        key=hypothesis_rank,
+    )
+    chosen = _structural(reference, answer, fitting) or _most_specific(fitting)
+    if chosen is None:
+        return _unknown(reference, answer, context)
+    return _explained(reference, chosen, fitting, context)
+
+
+def _most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
+    """The first fit, except that a sign flip on exactly the paths through an
+    edge whose catalogued mistake is itself a sign (sin → -cos) is better told
+    as that edge's wrong local derivative: it names the factor to fix."""
+    if not fitting:
+        return None
+    first = fitting[0]
+    if first.kind == "sign_error":
+        for other in fitting:
+            if other.kind == "wrong_local_derivative" and sorted(other.paths) == sorted(first.paths):
+                return other
+    return first
+
+
+def _explained(
+    reference: PartReference, chosen: Hypothesis, fitting: list[Hypothesis], context: FeedbackContext
+) -> Diagnosis:
+    also = [kind for kind in dict.fromkeys(h.kind for h in fitting) if kind != chosen.kind]
+    return Diagnosis(
+        part=reference.key,
+        correct=False,
+        kind=chosen.kind,
+        paths=chosen.paths,
+        message=hypothesis_message(chosen, context, also),
+        also=also,
+        highlight=chosen.highlight,
+        expected=reference.value,
+        detail=chosen.detail,
+    )
+
+
+def _structural(reference: PartReference, answer: Value, fitting: list[Hypothesis]) -> Hypothesis | None:
+    """None against a number, or a wrong shape: that is the feedback, whatever
+    the numbers are (shape mismatches are feedback, never errors)."""
+    if (answer is None) != (reference.value is None):
+        found = [h for h in fitting if h.kind == "untracked_leaf"]
+        reason = "tracked" if answer is None else "requires_grad_false"
+        return found[0] if found else Hypothesis(
+            "untracked_leaf", None, [], Highlight(), {"reason": reason, "tensor": reference.tensor}
+        )
+    if not shapes_compatible(_shape(answer), reference.shape):
+        found = [h for h in fitting if h.kind == "shape"]
+        return found[0] if found else Hypothesis(
+            "shape", None, [], Highlight(), {"shape": reference.shape, "non_scalar_outputs": []}
+        )
+    return None
+
+
+def _shape(value: Value) -> list[int] | None:
+    try:
+        return shape_of(value)
+    except RaggedValue:
+        return [-1]
+
+
+def _context(analysis: Analysis, reference: PartReference, answer: Value) -> FeedbackContext:
+    return FeedbackContext(
+        part=reference.key,
+        tensor=reference.tensor,
+        outputs=[call.output for call in analysis.backward_calls],
+        backward_calls=len(analysis.backward_calls),
+        leaf_paths=[path.names for path in analysis.paths.get(reference.tensor, [])],
+        expected_shape=reference.shape,
+        answer_shape=_shape(answer),
+    )
+
+
+def _unknown(reference: PartReference, answer: Value, context: FeedbackContext) -> Diagnosis:
+    expected = flatten(reference.value)
+    given = flatten(answer)
+    difference = [a - e for a, e in zip(given, expected, strict=True)]
+    return Diagnosis(
+        part=reference.key,
+        correct=False,
+        kind="unknown",
+        paths=context.leaf_paths,
+        message=unknown_message(context, how_far(given, expected)),
+        expected=reference.value,
+        detail={"difference": difference[0] if len(difference) == 1 else difference},
+    )
+
+
+def how_far(given: list[float], expected: list[float]) -> str:
+    """How wrong, in coarse words: enough to steer, not enough to reveal."""
+    if len(expected) > 1:
+        off = [str(i) for i, (a, e) in enumerate(zip(given, expected, strict=True))
+               if not numbers_close(a, e, rel_tol=DEFAULT_REL_TOL, abs_tol=DEFAULT_ABS_TOL)]
+        return f"The entries at positions {', '.join(off)} (counting from 0) are off; the others are right."
+    answer, right = given[0], expected[0]
+    if answer * right < 0:
+        return "It even has the wrong sign."
+    direction = "too large" if answer > right else "too small"
+    if right == 0:
+        return f"It is {direction}."
+    ratio = abs(answer - right) / abs(right)
+    for limit, words in ((0.1, "by less than 10 %"), (0.5, "by 10 to 50 %"), (1.0, "by 50 to 100 %"),
+                         (10.0, "by between 1 and 10 times its size")):
+        if ratio < limit:
+            return f"It is {direction} {words}."
+    return f"It is {direction} by more than 10 times its size."

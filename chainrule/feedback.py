@@ -1,0 +1,206 @@
+"""Plain-language feedback, one message per kind of mistake. Each names the
+path(s) in SPEC notation (x → mul → add → z) and states the rule to learn.
+Messages never contain the expected value: students read them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from chainrule.model import Hypothesis
+from chainrule.values import Shape, format_shape, format_value
+
+KIND_SUMMARY = {
+    "missing_path": "leaving out a path",
+    "extra_path": "counting a path that detach() cuts",
+    "product_of_paths": "multiplying parallel paths instead of adding them",
+    "sign_error": "a flipped sign",
+    "dead_branch": "a wrong ReLU slope",
+    "accumulation": "miscounting the backward calls",
+    "untracked_leaf": "mixing up None and 0",
+    "shape": "a wrong shape",
+    "seed_vector": "a wrong seed vector",
+    "forward_value": "giving a forward value instead of a gradient",
+    "wrong_local_derivative": "a wrong local derivative",
+}
+
+ADD_RULE = "multiply the local derivatives along each path, and add the paths: parallel paths into one node add"
+
+
+@dataclass
+class FeedbackContext:
+    part: str
+    tensor: str  # the leaf whose gradient the part asks for
+    outputs: list[str]  # what backward() was called on
+    backward_calls: int
+    leaf_paths: list[list[str]] = field(default_factory=list)
+    expected_shape: Shape | None = None
+    answer_shape: Shape | None = None
+
+    @property
+    def output(self) -> str:
+        return " and ".join(dict.fromkeys(self.outputs)) or "the output"
+
+
+def path_text(names: list[str]) -> str:
+    return " → ".join(names)
+
+
+def paths_text(paths: list[list[str]]) -> str:
+    texts = [path_text(path) for path in paths]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
+def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
+    noun = "path" if len(h.paths) == 1 else "paths"
+    return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}. {c.tensor} reaches {c.output} "
+            f"along {len(c.leaf_paths)} paths, and parallel paths into one node add: the gradient is "
+            "the sum of the contributions of every path.")
+
+
+def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
+    noun = "path" if len(h.paths) == 1 else "paths"
+    return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
+            "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
+            "flows back through it, so that path contributes nothing.")
+
+
+def _product_of_paths(h: Hypothesis, c: FeedbackContext) -> str:
+    return (f"Your {c.part} multiplies the parallel paths {paths_text(h.paths)}. Parallel paths into one "
+            "node add: multiply the local derivatives along one path (in series), then add the paths.")
+
+
+def _sign_error(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("whole"):
+        return (f"Your {c.part} has the right size but the wrong sign. Carry every sign along "
+                f"{paths_text(h.paths)}: a subtraction or a negative slope makes a factor negative.")
+    names = h.paths[0]
+    hint = " (sub passes −1 to the tensor being subtracted)" if {"sub", "neg"} & set(names) else ""
+    return (f"Your {c.part} has the sign of the path {path_text(names)} flipped. Keep each local "
+            f"derivative's sign in the product along the path{hint}, then add the paths.")
+
+
+def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
+    where = paths_text(h.paths)
+    slopes = h.detail.get("slopes")
+    if slopes == "dead":
+        return (f"Your {c.part} blocks the gradient at the ReLU on {where}, but that ReLU saw a positive "
+                "input, so it passes the gradient on unchanged. Only a ReLU that saw a negative passes no gradient.")
+    if slopes == "flipped":
+        return (f"Your {c.part} swaps the ReLU slopes on {where}: a ReLU passes the gradient on unchanged "
+                "where its input is positive, and a ReLU that saw a negative passes no gradient.")
+    return (f"Your {c.part} lets gradient through the ReLU on {where}, but that ReLU saw a negative "
+            "input. A ReLU that saw a negative passes no gradient: it sits on its flat part.")
+
+
+def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
+    calls, counted = h.detail.get("calls"), h.detail.get("counted")
+    rule = ".grad accumulates across backward calls: each call adds its gradient to what is already there."
+    if counted == 1:
+        return (f"Your {c.part} counts a single backward pass, but the program calls backward() {calls} "
+                f"times without zeroing {c.tensor}.grad. {rule}")
+    return (f"Your {c.part} counts {counted} backward passes, but the program calls backward() {calls} "
+            f"times. {rule}")
+
+
+def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
+    rule = "None means never tracked, 0 means tracked with zero slope."
+    reason, tensor = h.detail.get("reason"), h.detail.get("tensor", c.tensor)
+    if reason == "requires_grad_false":
+        return (f"{tensor} was created with requires_grad=False, so autograd never tracked it and "
+                f"backward() creates no gradient for it in {c.part}. {rule}")
+    if reason == "not_a_leaf":
+        return (f"{tensor} is computed from other tensors, and autograd keeps .grad only for leaves "
+                f"(unless retain_grad() is called), so backward() stores nothing in {c.part}. {rule}")
+    if reason == "not_in_graph":
+        return (f"{tensor} never reaches {c.output}, so backward() stores no gradient for it in "
+                f"{c.part}. {rule}")
+    return (f"{tensor} has requires_grad=True and reaches {c.output}, so backward() stores a gradient "
+            f"in {c.part}: it is a number, not None. {rule}")
+
+
+def _shape(h: Hypothesis, c: FeedbackContext) -> str:
+    text = (f"{c.part} has the shape of {c.tensor}, {format_shape(c.expected_shape)}; your answer has "
+            f"{format_shape(c.answer_shape)}.")
+    if h.detail.get("reduction") == "sum":
+        text += " It looks like you added up the entries."
+    elif h.detail.get("reduction") == "transpose":
+        text += " It looks transposed."
+    non_scalar = h.detail.get("non_scalar_outputs") or []
+    if non_scalar:
+        text += (f" {', '.join(non_scalar)} is not a scalar: a non-scalar backward needs a seed vector, "
+                 "and the result has the leaf's shape, one entry per entry of the leaf.")
+    else:
+        text += f" A gradient always has the leaf's shape: one entry per entry of {c.tensor}."
+    return text
+
+
+def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
+    seed = h.detail.get("seed")
+    used = {
+        "one_hot": f"the one-hot seed that picks entry {h.detail.get('index')} only",
+        "output": f"{h.detail.get('output')} itself as the seed",
+        "ones": "a seed of all ones",
+    }.get(str(seed), "another seed")
+    return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "
+            f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "
+            "backward needs a seed vector: each output entry is weighted by its seed entry, and the "
+            "result has the leaf's shape.")
+
+
+def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
+    detail = h.detail
+    what = {
+        "output": f"{detail.get('name')}",
+        "leaf": f"{detail.get('name')} itself",
+    }.get(str(detail.get("node_kind")), f"the {detail.get('name')} node")
+    if detail.get("node_kind") == "op" and detail.get("tensor"):
+        what = f"{detail['tensor']} (the {detail.get('name')} node)"
+    return (f"Your {c.part} is the forward value of {what}, not a gradient. The forward pass computes "
+            f"values; the backward pass computes how much {c.output} changes per unit change of "
+            f"{c.tensor}: {ADD_RULE}.")
+
+
+def _wrong_local_derivative(h: Hypothesis, c: FeedbackContext) -> str:
+    source, op = h.detail.get("edge", ["?", "?"])
+    along = f" along {paths_text(h.paths)}" if h.paths else ""
+    return (f"Your {c.part} uses {h.detail.get('used')} as the local derivative of {op} on the edge "
+            f"{source} → {op}; the right local derivative there is {h.detail.get('right')}. Redo the "
+            f"product{along} with that factor.")
+
+
+MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
+    "missing_path": _missing_path,
+    "extra_path": _extra_path,
+    "product_of_paths": _product_of_paths,
+    "sign_error": _sign_error,
+    "dead_branch": _dead_branch,
+    "accumulation": _accumulation,
+    "untracked_leaf": _untracked_leaf,
+    "shape": _shape,
+    "seed_vector": _seed_vector,
+    "forward_value": _forward_value,
+    "wrong_local_derivative": _wrong_local_derivative,
+}
+
+
+def hypothesis_message(hypothesis: Hypothesis, context: FeedbackContext, also: list[str]) -> str:
+    message = MESSAGES[hypothesis.kind](hypothesis, context)
+    return message + also_text(also)
+
+
+def also_text(also: list[str]) -> str:
+    if not also:
+        return ""
+    causes = [KIND_SUMMARY.get(kind, kind) for kind in also]
+    return " The same answer could also come from " + " or ".join(causes) + "."
+
+
+def correct_message(context: FeedbackContext) -> str:
+    return f"Correct: {context.part} matches the gradient autograd computes."
+
+
+def unknown_message(context: FeedbackContext, how_far: str) -> str:
+    paths = paths_text(context.leaf_paths) if context.leaf_paths else f"each path from {context.tensor}"
+    return (f"Your {context.part} is not the gradient autograd computes, and it matches none of the "
+            f"typical mistakes. {how_far} Check {paths}: {ADD_RULE}.")

@@ -1,0 +1,209 @@
+"""Predicted wrong answers for one gradient part, one builder per kind of
+mistake. Everything is precomputed with numbers only, so diagnosing an answer
+later is a comparison against this list, with no torch and no program run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from chainrule.model import Edge, Graph, Highlight, Hypothesis, route_edges
+from chainrule.values import Value, shapes_compatible
+
+MAX_PATH_PAIRS = 64
+
+
+@dataclass
+class PathFacts:
+    names: list[str]
+    routes: list[list[str]]
+    grad: np.ndarray
+
+    @property
+    def edges(self) -> list[Edge]:
+        return route_edges(self.routes)
+
+
+@dataclass
+class GradientFacts:
+    """What is known about one leaf's gradient, as plain arrays."""
+
+    part: str
+    leaf: str
+    leaf_id: str
+    grad: np.ndarray
+    paths: list[PathFacts]
+    cut_paths: list[PathFacts] = field(default_factory=list)  # only in the detach-identity run
+    counterfactual: dict[str, np.ndarray] = field(default_factory=dict)  # re-run mode → this part
+    backward_calls: int = 1  # calls still summed in .grad (none zeroed in between)
+    output_ids: list[str] = field(default_factory=list)
+    non_scalar_outputs: list[str] = field(default_factory=list)
+    mistakes: list[tuple[dict[str, Any], Edge, np.ndarray]] = field(default_factory=list)
+    seeds: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
+
+
+def as_value(array: np.ndarray) -> Value:
+    # Differences of float32 results carry noise like 0.5838530000000004.
+    value: Value = np.asarray(array, dtype=float).tolist()
+    return _rounded(value)
+
+
+def _rounded(value: Value) -> Value:
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return None if value is None else float(f"{value:.12g}")
+
+
+def _hypothesis(
+    kind: str, array: np.ndarray, paths: list[PathFacts], highlight: Highlight, **detail: Any
+) -> Hypothesis:
+    return Hypothesis(kind, as_value(array), [p.names for p in paths], highlight, detail)
+
+
+def _exclusive_edges(group: list[PathFacts], others: list[PathFacts]) -> list[Edge]:
+    """Edges only these paths use: the ones worth colouring."""
+    shared = {edge for path in others for edge in path.edges}
+    edges = [edge for path in group for edge in path.edges]
+    exclusive = [edge for edge in edges if edge not in shared]
+    return list(dict.fromkeys(exclusive or edges))
+
+
+def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
+    paths = facts.paths
+    if len(paths) < 2:
+        return  # leaving out the only path is not "a path missing"
+    groups = [[path] for path in paths]
+    if len(paths) >= 3:
+        groups += [list(pair) for pair in combinations(paths, 2)][:MAX_PATH_PAIRS]
+    for group in groups:
+        kept = [path for path in paths if path not in group]
+        value = facts.grad - sum(path.grad for path in group)
+        highlight = Highlight(missing_edges=_exclusive_edges(group, kept))
+        yield _hypothesis("missing_path", value, group, highlight, path_count=len(paths))
+
+
+def extra_path(facts: GradientFacts) -> Iterator[Hypothesis]:
+    cut = facts.cut_paths
+    groups = [cut] + ([[path] for path in cut] if len(cut) > 1 else []) if cut else []
+    for group in groups:
+        value = facts.grad + sum(path.grad for path in group)
+        highlight = Highlight(wrong_edges=_exclusive_edges(group, facts.paths))
+        yield _hypothesis("extra_path", value, group, highlight, reason="detach")
+
+
+def sign_error(facts: GradientFacts) -> Iterator[Hypothesis]:
+    if len(facts.paths) >= 2:
+        for path in facts.paths:
+            others = [p for p in facts.paths if p is not path]
+            highlight = Highlight(wrong_edges=_exclusive_edges([path], others))
+            yield _hypothesis("sign_error", facts.grad - 2 * path.grad, [path], highlight, whole=False)
+    yield _hypothesis("sign_error", -facts.grad, facts.paths, Highlight(nodes=[facts.leaf_id]), whole=True)
+
+
+def product_of_paths(facts: GradientFacts) -> Iterator[Hypothesis]:
+    if len(facts.paths) >= 2:
+        product = np.prod([path.grad for path in facts.paths], axis=0)
+        yield _hypothesis("product_of_paths", product, facts.paths, Highlight(nodes=[facts.leaf_id]))
+
+
+def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
+    through_relu = [path for path in facts.paths if "relu" in path.names[1:-1]]
+    relu_nodes = [node for path in through_relu for route in path.routes for node in route
+                  if node.startswith("op")]
+    for slopes in ("identity", "dead", "flipped"):
+        value = facts.counterfactual.get(f"relu_{slopes}")
+        if value is not None and through_relu:
+            highlight = Highlight(wrong_edges=route_edges([r for p in through_relu for r in p.routes]))
+            highlight.nodes = list(dict.fromkeys(relu_nodes))
+            yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes)
+
+
+def accumulation(facts: GradientFacts) -> Iterator[Hypothesis]:
+    if facts.backward_calls < 2:
+        return  # nothing accumulates (a single call, or .grad zeroed between calls)
+    for mode, counted in (("single_backward", 1), ("extra_backward", facts.backward_calls + 1)):
+        value = facts.counterfactual.get(mode)
+        if value is not None:
+            highlight = Highlight(nodes=[facts.leaf_id, *facts.output_ids])
+            yield _hypothesis("accumulation", value, facts.paths, highlight,
+                              calls=facts.backward_calls, counted=counted)
+
+
+def seed_vector(facts: GradientFacts) -> Iterator[Hypothesis]:
+    for detail, delta in facts.seeds:
+        highlight = Highlight(nodes=list(facts.output_ids))
+        yield _hypothesis("seed_vector", facts.grad + delta, [], highlight, **detail)
+
+
+def shape(facts: GradientFacts) -> Iterator[Hypothesis]:
+    if facts.grad.size <= 1:
+        return
+    detail = {"non_scalar_outputs": facts.non_scalar_outputs, "shape": list(facts.grad.shape)}
+    highlight = Highlight(nodes=[facts.leaf_id])
+    yield _hypothesis("shape", facts.grad.sum(), [], highlight, reduction="sum", **detail)
+    if facts.grad.ndim == 2:
+        yield _hypothesis("shape", facts.grad.T, [], highlight, reduction="transpose", **detail)
+
+
+def forward_value(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
+    shape_wanted = list(facts.grad.shape)
+    order = {"output": 0, "op": 1, "leaf": 2}
+    for node in sorted(graph.nodes, key=lambda n: (order[n.kind], n.tensor_name is None)):
+        if node.value is not None and shapes_compatible(node.shape, shape_wanted):
+            highlight = Highlight(nodes=[node.id])
+            yield Hypothesis("forward_value", node.value, [], highlight,
+                             {"node": node.id, "name": node.name, "node_kind": node.kind,
+                              "tensor": node.tensor_name, "tracked": node.tracked})
+
+
+def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
+    for detail, edge, delta in facts.mistakes:
+        through = [path for path in facts.paths if edge in path.edges]
+        yield _hypothesis("wrong_local_derivative", facts.grad + delta, through,
+                          Highlight(wrong_edges=[edge]), **detail)
+
+
+def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
+    """None for a tracked leaf: the predicted answer is None itself."""
+    yield Hypothesis("untracked_leaf", None, [], Highlight(nodes=[facts.leaf_id]),
+                     {"reason": "tracked", "tensor": facts.leaf})
+
+
+BUILDERS: tuple[Callable[[GradientFacts], Iterator[Hypothesis]], ...] = (
+    untracked_answer, shape, accumulation, missing_path, extra_path, sign_error,
+    product_of_paths, dead_branch, seed_vector, wrong_local_derivative,
+)
+
+
+def gradient_hypotheses(facts: GradientFacts, graph: Graph) -> list[Hypothesis]:
+    found = [h for build in BUILDERS for h in build(facts)]
+    found += list(forward_value(facts, graph))
+    return _distinct(h for h in found if _differs(h, facts.grad))
+
+
+def _differs(hypothesis: Hypothesis, grad: np.ndarray) -> bool:
+    """A prediction equal to the right answer explains nothing; a non-finite
+    one cannot be typed."""
+    if hypothesis.value is None:
+        return True
+    array = np.asarray(hypothesis.value, dtype=float)
+    if not np.all(np.isfinite(array)):
+        return False
+    if array.size == grad.size == 1 or array.shape == grad.shape:
+        return not np.allclose(array.reshape(-1), grad.reshape(-1), rtol=1e-9, atol=1e-12)
+    return True
+
+
+def _distinct(hypotheses: Iterator[Hypothesis]) -> list[Hypothesis]:
+    seen: set[str] = set()
+    kept = []
+    for hypothesis in hypotheses:
+        key = repr((hypothesis.kind, hypothesis.value, hypothesis.paths, sorted(hypothesis.detail.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(hypothesis)
+    return kept

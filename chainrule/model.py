@@ -1,0 +1,173 @@
+"""The Analysis document: everything the grader needs about one reference
+program, as plain JSON-safe data. It is computed once per variant (with torch,
+in the sandbox) and then diagnoses answers without torch."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chainrule.values import Shape, Value
+
+SCHEMA_VERSION = 1
+
+Edge = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    id: str
+    kind: str  # "leaf" | "op" | "output"
+    name: str  # leaf or output variable name, or the op's torch name
+    value: Value  # forward value; None when unknown or too large to keep
+    shape: Shape
+    tracked: bool = True  # False for tensors with requires_grad=False
+    tensor_name: str | None = None  # variable holding an op's output, e.g. "a"
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    source: str  # forward direction: input → operation
+    target: str
+    cut: bool = False  # a detach(): the value flows, the gradient does not
+
+
+@dataclass
+class Graph:
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+
+    def node(self, node_id: str) -> GraphNode | None:
+        return next((node for node in self.nodes if node.id == node_id), None)
+
+    @property
+    def untracked(self) -> list[str]:
+        return [node.id for node in self.nodes if not node.tracked]
+
+    @property
+    def cut_edges(self) -> list[Edge]:
+        return [(edge.source, edge.target) for edge in self.edges if edge.cut]
+
+
+@dataclass
+class PathContribution:
+    leaf: str
+    names: list[str]  # SPEC §5 notation: leaf, ops…, output
+    contribution: Value  # shaped like the leaf
+    routes: list[list[str]]  # node ids of every route with these names
+
+    @property
+    def edges(self) -> list[Edge]:
+        return route_edges(self.routes)
+
+
+def route_edges(routes: list[list[str]]) -> list[Edge]:
+    edges: list[Edge] = []
+    for route in routes:
+        for edge in zip(route, route[1:], strict=False):
+            if edge not in edges:
+                edges.append(edge)
+    return edges
+
+
+@dataclass
+class Highlight:
+    wrong_edges: list[Edge] = field(default_factory=list)
+    missing_edges: list[Edge] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Highlight:
+        return cls(
+            wrong_edges=[(a, b) for a, b in data.get("wrong_edges", [])],
+            missing_edges=[(a, b) for a, b in data.get("missing_edges", [])],
+            nodes=list(data.get("nodes", [])),
+        )
+
+
+@dataclass
+class Hypothesis:
+    kind: str
+    value: Value  # the answer this mistake produces
+    paths: list[list[str]]
+    highlight: Highlight
+    detail: dict[str, Any]  # JSON-safe facts the feedback text is built from
+    any_number: bool = False  # matches every number (a None part answered with one)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Hypothesis:
+        return cls(
+            kind=data["kind"],
+            value=data["value"],
+            paths=[list(path) for path in data["paths"]],
+            highlight=Highlight.from_json(data["highlight"]),
+            detail=dict(data["detail"]),
+            any_number=bool(data.get("any_number", False)),
+        )
+
+
+@dataclass
+class PartReference:
+    key: str  # "x.grad" or "x"
+    value: Value
+    shape: Shape | None
+    tensor: str  # the namespace name the part reads, e.g. "x"
+    reads_grad: bool
+    requires_grad: bool | None  # None when the variable is not a tensor
+    is_leaf: bool | None
+
+
+@dataclass
+class BackwardRecord:
+    output: str
+    output_node: str
+    output_shape: Shape
+    seed: Value
+    seed_given: bool
+
+
+@dataclass
+class Analysis:
+    parts: dict[str, PartReference]
+    graph: Graph
+    backward_calls: list[BackwardRecord]
+    paths: dict[str, list[PathContribution]]  # by leaf name
+    hypotheses: dict[str, list[Hypothesis]]  # by part key
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        data = _lists_not_tuples(asdict(self))
+        data["version"] = SCHEMA_VERSION
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Analysis:
+        if data.get("version") != SCHEMA_VERSION:
+            raise ValueError(f"unsupported analysis version {data.get('version')!r}")
+        return cls(
+            parts={key: PartReference(**part) for key, part in data["parts"].items()},
+            graph=Graph(
+                nodes=[GraphNode(**node) for node in data["graph"]["nodes"]],
+                edges=[GraphEdge(**edge) for edge in data["graph"]["edges"]],
+            ),
+            backward_calls=[BackwardRecord(**call) for call in data["backward_calls"]],
+            paths={
+                leaf: [PathContribution(**path) for path in paths]
+                for leaf, paths in data["paths"].items()
+            },
+            hypotheses={
+                part: [Hypothesis.from_json(item) for item in items]
+                for part, items in data["hypotheses"].items()
+            },
+            notes=list(data.get("notes", [])),
+        )
+
+
+def _lists_not_tuples(data: Any) -> Any:
+    """Edges are tuples in memory; JSON has only lists, and a document that
+    already looks like its own JSON round trip compares equal to it."""
+    if isinstance(data, dict):
+        return {key: _lists_not_tuples(item) for key, item in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_lists_not_tuples(item) for item in data]
+    return data

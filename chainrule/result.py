@@ -1,0 +1,63 @@
+"""The result document of SPEC §5, built from per-part diagnoses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chainrule.diagnosis import Diagnosis
+
+
+@dataclass(frozen=True)
+class GradedPart:
+    diagnosis: Diagnosis
+    answer: str  # exactly what the student typed
+    max_score: float = 1.0
+    graph_svg_url: str | None = None
+
+
+def part_score(graded: GradedPart, partial_credit: Mapping[str, float]) -> float:
+    """Full marks when correct; otherwise the course's share for this kind of
+    mistake (none by default: the feedback is the reward)."""
+    if graded.diagnosis.correct:
+        return graded.max_score
+    share = min(max(partial_credit.get(graded.diagnosis.kind, 0.0), 0.0), 1.0)
+    return round(graded.max_score * share, 6)
+
+
+def part_document(graded: GradedPart, *, score: float, show_expected: bool) -> dict[str, Any]:
+    diagnosis = graded.diagnosis
+    document: dict[str, Any] = {
+        "part": diagnosis.part,
+        "correct": diagnosis.correct,
+        "score": score,
+        "max_score": graded.max_score,
+        "answer": graded.answer,
+        "diagnosis": {"kind": diagnosis.kind, "paths": diagnosis.paths, "message": diagnosis.message},
+    }
+    if graded.graph_svg_url is not None:
+        document["graph_svg_url"] = graded.graph_svg_url
+    if show_expected:
+        document["expected"] = diagnosis.expected
+    return document
+
+
+def build_result(
+    *,
+    assignment: str,
+    parts: Sequence[GradedPart],
+    show_expected: bool = False,
+    partial_credit: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    credit = partial_credit or {}
+    scores = [part_score(graded, credit) for graded in parts]
+    return {
+        "assignment": assignment,
+        "score": round(sum(scores), 6),
+        "max_score": round(sum(graded.max_score for graded in parts), 6),
+        "parts": [
+            part_document(graded, score=score, show_expected=show_expected)
+            for graded, score in zip(parts, scores, strict=True)
+        ],
+    }

@@ -1,0 +1,82 @@
+"""Catalogued wrong local derivatives and the rarer path mistakes, on small
+programs beyond the seeds."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from chainrule import Diagnosis, analyze_program, diagnose_numeric
+from chainrule.values import Value
+
+
+def diagnose(program: str, part: str, answer: Value) -> Diagnosis:
+    analysis = analyze_program(program=program, params={"x0": 0.5}, parts=[part])
+    return diagnose_numeric(analysis=analysis, part=part, answer=answer, rel_tol=1e-4, abs_tol=1e-6)
+
+
+def unary(function: str) -> str:
+    return f"x = torch.tensor(x0, requires_grad=True)\nu = x * 2\nz = torch.{function}(u)\nz.backward()\n"
+
+
+def sigmoid(value: float) -> float:
+    return 1 / (1 + math.exp(-value))
+
+
+@pytest.mark.parametrize(
+    ("function", "wrong_factor", "used", "right"),
+    [
+        ("sin", -math.cos(1.0), "-cos(u)", "cos(u)"),
+        ("cos", math.sin(1.0), "sin(u)", "-sin(u)"),
+        ("tanh", 1 - math.tanh(1.0), "1 - tanh(u)", "1 - tanh²(u)"),
+        ("sigmoid", sigmoid(1.0), "σ(u)", "σ(u)·(1 - σ(u))"),
+        ("exp", 1.0 * math.exp(0.0), "u·e^(u-1)", "e^u"),
+    ],
+)
+def test_it_names_the_wrong_local_derivative_of_a_function(
+    function: str, wrong_factor: float, used: str, right: str
+) -> None:
+    diagnosis = diagnose(unary(function), "x.grad", wrong_factor * 2)  # d(2x)/dx = 2 is right
+    assert diagnosis.kind == "wrong_local_derivative"
+    assert (diagnosis.detail["used"], diagnosis.detail["right"]) == (used, right)
+    assert diagnosis.detail["edge"] == ["u", function]
+    assert diagnosis.paths == [["x", "mul", function, "z"]]
+    assert f"u → {function}" in diagnosis.message and used in diagnosis.message
+
+
+@pytest.mark.parametrize(("answer", "used"), [(3 * 0.5, "3·x"), (0.5**2, "x^2"), (3 * 0.5**3, "3·x^3")])
+def test_it_knows_the_typical_power_rule_slips(answer: float, used: str) -> None:
+    program = "x = torch.tensor(x0, requires_grad=True)\nz = x**3\nz.backward()\n"
+    diagnosis = diagnose(program, "x.grad", answer)
+    assert diagnosis.kind == "wrong_local_derivative" and diagnosis.detail["used"] == used
+
+
+def test_it_finds_two_missing_paths_when_three_meet() -> None:
+    program = "x = torch.tensor(x0, requires_grad=True)\nz = x * x + torch.sin(x) + 5 * x\nz.backward()\n"
+    diagnosis = diagnose(program, "x.grad", 2 * 0.5)  # only the x*x path
+    assert diagnosis.kind == "missing_path"
+    assert sorted(diagnosis.paths) == [["x", "mul", "add", "z"], ["x", "sin", "add", "add", "z"]]
+
+
+def test_it_prefers_one_missing_path_over_two() -> None:
+    program = "x = torch.tensor(x0, requires_grad=True)\nz = x * x + torch.sin(x) + 5 * x\nz.backward()\n"
+    diagnosis = diagnose(program, "x.grad", 1.0 + math.cos(0.5))  # 5·x path missing
+    assert diagnosis.paths == [["x", "mul", "add", "z"]]
+
+
+def test_it_recognises_slope_zero_where_a_relu_is_on() -> None:
+    program = "x = torch.tensor([-1.0, 2.0, 3.0], requires_grad=True)\nz = torch.relu(x).sum()\nz.backward()\n"
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    diagnosis = diagnose_numeric(analysis=analysis, part="x.grad", answer=[0.0, 0.0, 0.0])
+    assert diagnosis.kind == "dead_branch" and diagnosis.detail["slopes"] == "dead"
+    assert "passes the gradient on unchanged" in diagnosis.message
+
+
+def test_it_serialises_a_diagnosis_to_json() -> None:
+    diagnosis = diagnose(unary("sin"), "x.grad", -2 * math.cos(1.0))
+    data = json.loads(json.dumps(diagnosis.to_json(), allow_nan=False))
+    assert data["kind"] == "wrong_local_derivative"
+    assert data["highlight"]["wrong_edges"] == [["op2", "op3"]]
+    assert "sign_error" in data["also"]

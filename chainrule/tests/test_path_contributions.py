@@ -1,0 +1,137 @@
+"""The contributions of all paths of a leaf add up to its .grad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chainrule import analyze_program
+
+PROGRAMS: dict[str, tuple[str, list[str]]] = {
+    "two leaves, two paths": (
+        "x = torch.tensor([2.0], requires_grad=True)\ny = torch.tensor([3.0], requires_grad=True)\n"
+        "z = x * y + x**2\nz.backward()\n",
+        ["x.grad", "y.grad"],
+    ),
+    "shared subexpression": (
+        "x = torch.tensor([0.7], requires_grad=True)\ny = torch.tensor([-1.2], requires_grad=True)\n"
+        "u = x * y\nz = u * u + torch.sin(u) + u\nz.backward()\n",
+        ["x.grad", "y.grad"],
+    ),
+    "sin exp tanh sigmoid": (
+        "x = torch.tensor([0.3, -0.8], requires_grad=True)\ny = torch.tensor([1.1, 0.4], requires_grad=True)\n"
+        "z = (torch.sin(x) * torch.exp(y) + torch.tanh(x * y) + torch.sigmoid(x - y)).sum()\nz.backward()\n",
+        ["x.grad", "y.grad"],
+    ),
+    "vector output with a seed": (
+        "x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)\ny = x**3 + x\n"
+        "y.backward(torch.tensor([1.0, -2.0, 0.5]))\n",
+        ["x.grad"],
+    ),
+    "matrix product mm and @": (
+        "W = torch.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)\n"
+        "X = torch.tensor([[2.0, 1.0, 0.0], [-1.0, 4.0, 2.0]], requires_grad=True)\n"
+        "V = torch.tensor([[0.2], [0.1], [-0.3]], requires_grad=True)\n"
+        "Y = W.mm(X) @ V\nL = (Y**2).sum()\nL.backward()\n",
+        ["W.grad", "X.grad", "V.grad"],
+    ),
+    "broadcasting bias": (
+        "x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, -1.0, 1.0], [2.0, 2.0, 2.0]])\n"
+        "W = torch.tensor([[0.1, -0.2, 0.3], [0.0, 0.5, -0.5]], requires_grad=True)\n"
+        "b = torch.tensor([0.1, -0.4], requires_grad=True)\n"
+        "out = x @ W.T + b\nloss = (torch.relu(out) ** 2).mean()\nloss.backward()\n",
+        ["W.grad", "b.grad"],
+    ),
+    "loop with many paths": (
+        "x = torch.tensor([1.5], requires_grad=True)\ny = torch.tensor([0.5], requires_grad=True)\n"
+        "h = x\nfor _ in range(4):\n    h = h * x + y\nh.backward()\n",
+        ["x.grad", "y.grad"],
+    ),
+    "quotient and difference": (
+        "x = torch.tensor([2.0], requires_grad=True)\ny = torch.tensor([0.5], requires_grad=True)\n"
+        "z = (x - y) / (x + y) - 1 / x\nz.backward()\n",
+        ["x.grad", "y.grad"],
+    ),
+    "two outputs, two backward calls": (
+        "x = torch.tensor([2.0], requires_grad=True)\ny = torch.tensor([3.0], requires_grad=True)\n"
+        "z1 = x * y\nz1.backward()\nz2 = x**2 + y\nz2.backward()\n",
+        ["x.grad", "y.grad"],
+    ),
+    "nn.Linear parameters": (
+        "layer = torch.nn.Linear(3, 2)\ninp = torch.tensor([[1.0, -1.0, 2.0], [0.5, 0.0, 1.0]])\n"
+        "loss = (layer(inp) ** 2).sum()\nloss.backward()\n",
+        ["layer.weight.grad", "layer.bias.grad"],
+    ),
+    "torch.autograd.backward with a seed": (
+        "x = torch.tensor([1.0, -2.0], requires_grad=True)\ny = x * x * x\n"
+        "torch.autograd.backward([y], [torch.tensor([1.0, 3.0])])\n",
+        ["x.grad"],
+    ),
+    "outer product of a vector with itself": (
+        "x = torch.tensor([1.0, 2.0, -1.0], requires_grad=True)\nM = x.unsqueeze(0) * x.unsqueeze(1)\n"
+        "M.sum().backward()\n",
+        ["x.grad"],
+    ),
+    "cross entropy": (
+        "logits = torch.tensor([[2.0, 0.5, -1.0]], requires_grad=True)\n"
+        "loss = torch.nn.functional.cross_entropy(logits, torch.tensor([1]))\nloss.backward()\n",
+        ["logits.grad"],
+    ),
+    "mean of a relu layer": (
+        "w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\nx = torch.tensor([1.0, 1.0, 1.0])\n"
+        "h = torch.relu(w * x - 1).mean()\nh.backward()\n",
+        ["w.grad"],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_it_splits_each_gradient_into_path_contributions_that_add_up(name: str) -> None:
+    program, parts = PROGRAMS[name]
+    analysis = analyze_program(program=program, params={}, parts=parts)
+    assert analysis.notes == []
+    for part in parts:
+        reference = analysis.parts[part]
+        paths = analysis.paths[reference.tensor]
+        assert paths, part
+        total = np.sum([np.asarray(path.contribution, dtype=float) for path in paths], axis=0)
+        assert total.shape == tuple(reference.shape or [])
+        np.testing.assert_allclose(total, np.asarray(reference.value), rtol=1e-5, atol=1e-6)
+
+
+def test_it_names_module_parameters_by_attribute() -> None:
+    program, parts = PROGRAMS["nn.Linear parameters"]
+    analysis = analyze_program(program=program, params={}, parts=parts)
+    assert {p.names[0] for p in analysis.paths["layer.weight"]} == {"layer.weight"}
+    assert analysis.paths["layer.weight"][0].names[1:] == ["t", "addmm", "pow", "sum", "loss"]
+
+
+def test_it_reduces_a_broadcast_bias_gradient_to_the_bias_shape() -> None:
+    program, parts = PROGRAMS["broadcasting bias"]
+    analysis = analyze_program(program=program, params={}, parts=parts)
+    (path,) = analysis.paths["b"]
+    assert np.asarray(path.contribution).shape == (2,)
+
+
+def test_it_counts_both_calls_when_gradients_accumulate_from_two_outputs() -> None:
+    program, parts = PROGRAMS["two outputs, two backward calls"]
+    analysis = analyze_program(program=program, params={}, parts=parts)
+    assert {tuple(p.names) for p in analysis.paths["x"]} == {("x", "mul", "z1"), ("x", "pow", "add", "z2")}
+
+
+def test_it_restarts_the_sum_after_grad_is_zeroed() -> None:
+    program = (
+        "x = torch.tensor([2.0], requires_grad=True)\ny = x**2\ny.backward(retain_graph=True)\n"
+        "x.grad.zero_()\ny.backward()\n"
+    )
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    assert analysis.parts["x.grad"].value == [4.0]
+    assert [p.contribution for p in analysis.paths["x"]] == [[4.0]]
+    assert analysis.notes == []
+
+
+def test_it_caps_path_enumeration_and_says_so() -> None:
+    program, parts = PROGRAMS["loop with many paths"]
+    analysis = analyze_program(program=program, params={}, parts=parts, max_paths=2)
+    assert len(analysis.paths["x"]) == 2
+    assert any("first 2 paths of x" in note for note in analysis.notes)

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import json
+
+from chainrule import GradedPart, build_result, diagnose_numeric, parse_numeric
+from chainrule.tests.seeds import seed_analysis
+
+
+def graded(part: str, text: str) -> GradedPart:
+    analysis = seed_analysis("visual-walkthrough")
+    diagnosis = diagnose_numeric(analysis=analysis, part=part, answer=parse_numeric(text))
+    return GradedPart(diagnosis=diagnosis, answer=text, max_score=1.0)
+
+
+def test_it_builds_the_spec_result_document() -> None:
+    result = build_result(assignment="visual-walkthrough", parts=[graded("x.grad", "4"), graded("y.grad", "2")])
+    assert result["assignment"] == "visual-walkthrough"
+    assert (result["score"], result["max_score"]) == (1.0, 2.0)
+    wrong, right = result["parts"]
+    assert wrong["part"] == "x.grad" and wrong["answer"] == "4" and wrong["correct"] is False
+    assert wrong["diagnosis"]["kind"] == "missing_path"
+    assert wrong["diagnosis"]["paths"] == [["x", "mul", "add", "z"]]
+    assert right["diagnosis"]["kind"] == "correct" and right["score"] == 1.0
+    assert "expected" not in wrong
+    json.dumps(result, allow_nan=False)
+
+
+def test_it_shows_the_expected_value_only_when_asked() -> None:
+    result = build_result(assignment="a", parts=[graded("x.grad", "4")], show_expected=True)
+    assert result["parts"][0]["expected"] == [7.0]
+
+
+def test_it_gives_partial_credit_by_kind_when_the_course_wants_it() -> None:
+    result = build_result(assignment="a", parts=[graded("x.grad", "4"), graded("x.grad", "100")],
+                          partial_credit={"missing_path": 0.5})
+    assert [part["score"] for part in result["parts"]] == [0.5, 0.0]
+    assert result["score"] == 0.5
+
+
+def test_it_links_the_graph_picture_when_given() -> None:
+    part = graded("y.grad", "2")
+    with_url = GradedPart(diagnosis=part.diagnosis, answer="2", graph_svg_url="/graphs/1.svg")
+    assert build_result(assignment="a", parts=[with_url])["parts"][0]["graph_svg_url"] == "/graphs/1.svg"

@@ -1,0 +1,96 @@
+"""Plain numeric values shared by every module: a gradient is None, a float or
+a nested list of floats. Nothing here imports torch, so answers can be checked
+in a process that never loads it."""
+
+from __future__ import annotations
+
+import math
+from typing import TypeAlias
+
+Value: TypeAlias = "float | list[Value] | None"
+Shape: TypeAlias = list[int]
+
+
+class RaggedValue(ValueError):
+    """A nested list whose rows differ in length cannot be a tensor."""
+
+
+def shape_of(value: Value) -> Shape | None:
+    """Tensor shape of a value; None has no shape, a float has shape []."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        return []
+    if not value:
+        return [0]
+    inner = [shape_of(item) for item in value]
+    if any(shape != inner[0] for shape in inner):
+        raise RaggedValue("rows of different lengths")
+    first = inner[0]
+    assert first is not None
+    return [len(value), *first]
+
+
+def numel(shape: Shape) -> int:
+    return math.prod(shape)
+
+
+def flatten(value: Value) -> list[float]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return [float(value)]
+    return [number for item in value for number in flatten(item)]
+
+
+def shapes_compatible(left: Shape | None, right: Shape | None) -> bool:
+    """Equal shapes, or both hold exactly one number: autograd prints a
+    one-element gradient as tensor([7.]) and students rightly answer 7."""
+    if left is None or right is None:
+        return left is right
+    return left == right or (numel(left) == 1 and numel(right) == 1)
+
+
+def numbers_close(left: float, right: float, *, rel_tol: float, abs_tol: float) -> bool:
+    return abs(left - right) <= abs_tol + rel_tol * abs(right)
+
+
+def values_match(answer: Value, expected: Value, *, rel_tol: float, abs_tol: float) -> bool:
+    """True when the answer equals the expected value within tolerance
+    (relative to the expected value), shapes compared as above."""
+    try:
+        if not shapes_compatible(shape_of(answer), shape_of(expected)):
+            return False
+    except RaggedValue:
+        return False
+    return all(
+        numbers_close(a, e, rel_tol=rel_tol, abs_tol=abs_tol)
+        for a, e in zip(flatten(answer), flatten(expected), strict=True)
+    )
+
+
+def is_finite_value(value: Value) -> bool:
+    return all(math.isfinite(number) for number in flatten(value))
+
+
+def format_number(number: float) -> str:
+    """Short human form: 7 rather than 7.0, at most 6 significant digits."""
+    if math.isfinite(number) and number == int(number) and abs(number) < 1e15:
+        return str(int(number))
+    return f"{number:.6g}"
+
+
+def format_value(value: Value) -> str:
+    if value is None:
+        return "None"
+    if not isinstance(value, list):
+        return format_number(value)
+    return "[" + ", ".join(format_value(item) for item in value) + "]"
+
+
+def format_shape(shape: Shape | None) -> str:
+    if shape is None:
+        return "no shape (None)"
+    if not shape:
+        return "a single number"
+    return "[" + ", ".join(str(size) for size in shape) + "]"
