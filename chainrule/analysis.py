@@ -21,6 +21,7 @@ from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartRef
 from chainrule.node_catalog import NodeCatalog
 from chainrule.parts import none_part_hypotheses, parse_part_key, read_part
 from chainrule.program_run import run_program
+from chainrule.recording import ProgramRun
 from chainrule.tensor_values import tensor_to_array
 from chainrule.values import Value
 
@@ -38,10 +39,12 @@ def analyze_program(
     inspector = CallInspector(max_paths=max_paths, explore_alternatives=True)
     run = run_program(program=program, params=checked, observer=inspector)
     references = {key.text: read_part(run.namespace, key) for key in keys}
-    graph = GraphBuilder(inspector.catalog or NodeCatalog(run), inspector.evidence).build()
     leaves = gather_leaf_evidence(inspector.evidence)
+    graph = _graph_of_counted_calls(inspector, run, leaves)
+    accumulating = max((evidence.backward_calls for evidence in leaves.values()), default=0) >= 2
     counterfactuals = run_counterfactuals(
-        program=program, params=checked, keys=keys, modes=modes_worth_running(run, graph), max_paths=max_paths
+        program=program, params=checked, keys=keys, modes=modes_worth_running(run, graph, accumulating),
+        max_paths=max_paths,
     )
     context = _Context(graph, leaves, counterfactuals, inspector.evidence)
     return Analysis(
@@ -52,6 +55,14 @@ def analyze_program(
         hypotheses={key: context.hypotheses(reference) for key, reference in references.items()},
         notes=_notes(inspector.evidence, leaves, counterfactuals),
     )
+
+
+def _graph_of_counted_calls(inspector: CallInspector, run: ProgramRun, leaves: dict[str, LeafEvidence]) -> Graph:
+    """Only the calls whose gradients are still in some .grad are drawn: a
+    training loop would otherwise show one copy of the network per step."""
+    counted = {index for evidence in leaves.values() for index in evidence.call_indices}
+    evidence = [item for item in inspector.evidence if item.call.index in counted]
+    return GraphBuilder(inspector.catalog or NodeCatalog(run), evidence).build()
 
 
 def validated_params(params: Mapping[str, Any]) -> dict[str, Any]:

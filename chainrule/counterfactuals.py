@@ -32,14 +32,16 @@ class Counterfactuals:
         return {mode: values[part] for mode, values in self.values.items() if part in values}
 
 
-def modes_worth_running(run: ProgramRun, graph: Graph) -> dict[str, RunMode]:
+def modes_worth_running(run: ProgramRun, graph: Graph, accumulating: bool) -> dict[str, RunMode]:
+    """Only beliefs that can change an answer: a detach to ignore, a ReLU to
+    misread, or a .grad that really sums several backward calls."""
     modes: dict[str, RunMode] = {}
     if any(op.is_detach for op in run.ops):
         modes["detach_identity"] = RunMode(detach_identity=True)
     if any(node.name == "relu" for node in graph.nodes):
         for slopes in ("identity", "dead", "flipped"):
             modes[f"relu_{slopes}"] = RunMode(relu_slopes=slopes)
-    if len(run.calls) >= 2:
+    if accumulating:
         modes["single_backward"] = RunMode(backward_limit=1)
         modes["extra_backward"] = RunMode(repeat_last_backward=True)
     return modes

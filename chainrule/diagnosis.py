@@ -4,6 +4,7 @@ tolerance wins; other kinds that also fit are mentioned."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -99,7 +100,7 @@ def diagnose_numeric(
         (h for h in analysis.hypotheses.get(part, []) if _fits(h, answer, rel_tol, abs_tol)),
         key=hypothesis_rank,
     )
-    chosen = _structural(reference, answer, fitting) or _most_specific(fitting)
+    chosen = _structural(analysis, reference, answer, fitting) or _most_specific(fitting)
     if chosen is None:
         return _unknown(reference, answer, context)
     return _explained(reference, chosen, fitting, context)
@@ -136,7 +137,9 @@ def _explained(
     )
 
 
-def _structural(reference: PartReference, answer: Value, fitting: list[Hypothesis]) -> Hypothesis | None:
+def _structural(
+    analysis: Analysis, reference: PartReference, answer: Value, fitting: list[Hypothesis]
+) -> Hypothesis | None:
     """None against a number, or a wrong shape: that is the feedback, whatever
     the numbers are (shape mismatches are feedback, never errors)."""
     if (answer is None) != (reference.value is None):
@@ -147,8 +150,10 @@ def _structural(reference: PartReference, answer: Value, fitting: list[Hypothesi
         )
     if not shapes_compatible(_shape(answer), reference.shape):
         found = [h for h in fitting if h.kind == "shape"]
+        non_scalar = [call.output for call in analysis.backward_calls if math.prod(call.output_shape) > 1]
         return found[0] if found else Hypothesis(
-            "shape", None, [], Highlight(), {"shape": reference.shape, "non_scalar_outputs": []}
+            "shape", None, [], Highlight(nodes=[f"leaf:{reference.tensor}"]),
+            {"shape": reference.shape, "non_scalar_outputs": list(dict.fromkeys(non_scalar))},
         )
     return None
 
@@ -165,7 +170,6 @@ def _context(analysis: Analysis, reference: PartReference, answer: Value) -> Fee
         part=reference.key,
         tensor=reference.tensor,
         outputs=[call.output for call in analysis.backward_calls],
-        backward_calls=len(analysis.backward_calls),
         leaf_paths=[path.names for path in analysis.paths.get(reference.tensor, [])],
         expected_shape=reference.shape,
         answer_shape=_shape(answer),
@@ -182,6 +186,7 @@ def _unknown(reference: PartReference, answer: Value, context: FeedbackContext) 
         kind="unknown",
         paths=context.leaf_paths,
         message=unknown_message(context, how_far(given, expected)),
+        highlight=Highlight(nodes=[f"leaf:{reference.tensor}"]),
         expected=reference.value,
         detail={"difference": difference[0] if len(difference) == 1 else difference},
     )
@@ -201,7 +206,7 @@ def how_far(given: list[float], expected: list[float]) -> str:
         return f"It is {direction}."
     ratio = abs(answer - right) / abs(right)
     for limit, words in ((0.1, "by less than 10 %"), (0.5, "by 10 to 50 %"), (1.0, "by 50 to 100 %"),
-                         (10.0, "by between 1 and 10 times its size")):
+                         (10.0, "by more than 100 %")):
         if ratio < limit:
             return f"It is {direction} {words}."
-    return f"It is {direction} by more than 10 times its size."
+    return f"It is {direction} by more than ten times the gradient's size."

@@ -32,7 +32,6 @@ class FeedbackContext:
     part: str
     tensor: str  # the leaf whose gradient the part asks for
     outputs: list[str]  # what backward() was called on
-    backward_calls: int
     leaf_paths: list[list[str]] = field(default_factory=list)
     expected_shape: Shape | None = None
     answer_shape: Shape | None = None
@@ -120,8 +119,8 @@ def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
 
 
 def _shape(h: Hypothesis, c: FeedbackContext) -> str:
-    text = (f"{c.part} has the shape of {c.tensor}, {format_shape(c.expected_shape)}; your answer has "
-            f"{format_shape(c.answer_shape)}.")
+    given = "a single number" if c.answer_shape == [] else f"shape {format_shape(c.answer_shape)}"
+    text = f"{c.part} has the shape of {c.tensor}, {format_shape(c.expected_shape)}; your answer has {given}."
     if h.detail.get("reduction") == "sum":
         text += " It looks like you added up the entries."
     elif h.detail.get("reduction") == "transpose":

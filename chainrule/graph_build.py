@@ -95,7 +95,8 @@ class GraphBuilder:
             node_id = f"const:{name}" if name else f"const:{op.seq}.{position}"
         self.nodes.setdefault(
             node_id,
-            GraphNode(node_id, "leaf", name or "constant", tensor_value(tensor), list(tensor.shape), tracked=False),
+            GraphNode(node_id, "leaf", name or ("detached" if detached else "constant"), tensor_value(tensor),
+                      list(tensor.shape), tracked=False),
         )
         return node_id
 

@@ -21,6 +21,7 @@ class LeafEvidence:
     seeds: list[Effect] = field(default_factory=list)
     output_ids: list[str] = field(default_factory=list)
     backward_calls: int = 0
+    call_indices: list[int] = field(default_factory=list)
     final_grad: torch.Tensor | None = None  # .grad when the program ended
 
     @property
@@ -64,6 +65,7 @@ def _leaf_evidence(leaf: str, calls: list[CallEvidence]) -> LeafEvidence:
         seeds=[Effect(e.detail, {leaf: e.deltas[leaf]}) for item in calls for e in item.seeds if leaf in e.deltas],
         output_ids=list(dict.fromkeys(item.output_id for item in calls)),
         backward_calls=len(calls),
+        call_indices=[item.call.index for item in calls],
         final_grad=_final_grad(calls[-1].leaves[leaf]) if calls else None,
     )
 

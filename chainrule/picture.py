@@ -53,7 +53,8 @@ def node_statement(node: GraphNode, *, highlighted: bool, output_names: set[str]
         named = f"{node.tensor_name} = {value}" if show_name else value
         attributes = {"shape": "box", "style": "rounded", "label": f"{node.name}\n{named}".strip()}
     else:
-        attributes = {"shape": "ellipse", "label": f"{node.name} = {value}" if value else node.name}
+        joiner = "\n" if value.startswith("shape") else " = "
+        attributes = {"shape": "ellipse", "label": f"{node.name}{joiner}{value}" if value else node.name}
     if node.kind == "output":
         attributes["peripheries"] = "2"
     if not node.tracked:

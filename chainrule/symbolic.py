@@ -143,9 +143,10 @@ def _nearby(value: float, rng: random.Random) -> float:
 
 
 def difference_is_zero(difference: sympy.Expr) -> bool | None:
-    """True if SymPy reduces `difference` to 0, False if to a nonzero rational,
-    None when undecided or too large to try. Size caps instead of a clock keep
-    the verdict the same on a loaded machine (a regrade must not flip it)."""
+    """True if SymPy reduces `difference` to 0, False if to a nonzero rational
+    function (exact answers differ), None when undecided or too large to try.
+    Size caps rather than a clock bound the time, so the verdict is the same on
+    a loaded machine (a regrade must not flip it)."""
     if difference == 0:
         return True
     if _expansion_degree(difference) > MAX_EXPANSION_DEGREE:
@@ -160,9 +161,22 @@ def difference_is_zero(difference: sympy.Expr) -> bool | None:
             continue
         if reduced == 0:
             return True
-        if reduced.is_Rational:
+        if _nonzero_rational_function(reduced):
             return False
     return None
+
+
+def _nonzero_rational_function(expr: sympy.Expr) -> bool:
+    """A quotient of polynomials with rational coefficients is zero only if its
+    cancelled form is: so `2x + 1e-12` vs `2x`, or 0.3333333*x vs x/3, differ."""
+    for node in sympy.preorder_traversal(expr):
+        if not (node.is_Symbol or node.is_Rational or node.is_Add or node.is_Mul or _integer_power(node)):
+            return False  # log(6) - log(2) - log(3) is zero, but not visibly so
+    return bool(sympy.cancel(expr) != 0)
+
+
+def _integer_power(node: sympy.Basic) -> bool:
+    return bool(node.is_Pow and node.exp.is_Integer)
 
 
 def _cancel_in_exponentials(expr: sympy.Expr) -> sympy.Expr:
@@ -173,9 +187,7 @@ def _cancel_in_exponentials(expr: sympy.Expr) -> sympy.Expr:
 def _expansion_degree(expr: sympy.Expr) -> int:
     """Rough size of what cancel would expand: (x + y + 1)^50 has thousands of terms."""
     return sum(
-        abs(int(power.exp))
-        for power in expr.atoms(sympy.Pow)
-        if power.exp.is_Integer and not power.base.is_Atom
+        abs(int(power.exp)) for power in expr.atoms(sympy.Pow) if power.exp.is_Integer and not power.base.is_Atom
     )
 
 

@@ -137,11 +137,17 @@ def _checked_quotient(numerator: sympy.Expr, denominator: sympy.Expr, token: _To
 
 
 def _checked_constants(expr: sympy.Expr, token: _Token) -> sympy.Expr:
-    """Keep exact constants small: SymPy tries to factor big integers under roots."""
+    """Keep constants small. SymPy tries to factor big integers under roots, and its
+    assumption checks evaluate constants with mpmath, which stalls on exp(exp(exp(20)))."""
     for term in sympy.Add.make_args(expr):
         coefficient = term.as_coeff_Mul()[0]
         if coefficient.is_Rational and _digits(coefficient) > MAX_CONSTANT_DIGITS:
             raise SymbolicError(f"That number is too large (position {token.position}).")
+    if expr.is_number and evaluate(expr, {}) is None:
+        raise SymbolicError(
+            f"The part at position {token.position} has no finite real value: it is undefined "
+            "(like log(0)), not real (like sqrt(-1)) or too large (beyond about 1e308)."
+        )
     return expr
 
 
@@ -150,6 +156,8 @@ def _checked_result(expr: sympy.Expr) -> sympy.Expr:
         raise SymbolicError("The expression is undefined (for example log(0) or tan(pi/2)).")
     if expr.has(sympy.I):
         raise SymbolicError("The expression is not a real number (for example sqrt(-1) or log(-2)).")
+    if any(abs(evaluate(power.exp, {}) or 0) > MAX_EXPONENT for power in expr.atoms(sympy.Pow) if power.exp.is_number):
+        raise SymbolicError(f"Exponents are limited to ±{MAX_EXPONENT}, also after combining powers like (x^50)^3.")
     if sum(1 for _ in sympy.preorder_traversal(expr)) > MAX_NODES:
         raise SymbolicError(f"The expression is too large (more than {MAX_NODES} parts).")
     return expr
@@ -183,36 +191,25 @@ class _Parser:
     """
 
     def __init__(self, tokens: list[_Token], variables: list[str]) -> None:
-        self.tokens = tokens
-        self.index = 0
-        self.depth = 0
-        self.variables = variables
+        self.tokens, self.index, self.depth, self.variables = tokens, 0, 0, variables
         self.names: dict[str, sympy.Expr] = {**CONSTANTS, **{name: variable_symbol(name) for name in variables}}
 
     def parse(self) -> sympy.Expr:
         expr = self._sum()
-        token = self._peek()
-        if token is not None:
-            what = "unmatched ')'" if token.text == ")" else f"unexpected {token.text!r}"
-            raise SymbolicError(f"{what.capitalize()} at position {token.position}.")
+        if (token := self._peek()) is not None:
+            what = "Unmatched ')'" if token.text == ")" else f"Unexpected {token.text!r}"
+            raise SymbolicError(f"{what} at position {token.position}.")
         return expr
 
     def _peek(self) -> _Token | None:
         return self.tokens[self.index] if self.index < len(self.tokens) else None
 
-    def _next(self, expected: str) -> _Token:
-        token = self._peek()
-        if token is None:
-            raise SymbolicError(f"The expression ends too early: expected {expected}.")
-        self.index += 1
-        return token
-
     def _accept(self, *texts: str) -> _Token | None:
         token = self._peek()
-        if token is not None and token.kind == "op" and token.text in texts:
-            self.index += 1
-            return token
-        return None
+        if token is None or token.kind != "op" or token.text not in texts:
+            return None
+        self.index += 1
+        return token
 
     @contextmanager
     def _nested(self) -> Iterator[None]:
@@ -232,25 +229,23 @@ class _Parser:
     def _product(self) -> sympy.Expr:
         expr = self._signed()
         while True:
-            token = self._accept("*", "/")
-            if token is not None:
+            if (token := self._accept("*", "/")) is not None:
                 right = self._signed()
                 expr = _checked_quotient(expr, right, token) if token.text == "/" else expr * right
-            elif self._starts_implicit_factor():
-                token = self._peek()
+            elif (token := self._implicit_factor()) is not None:
                 expr = expr * self._power()
             else:
                 return expr
-            assert token is not None
             expr = _checked_constants(expr, token)
 
-    def _starts_implicit_factor(self) -> bool:
+    def _implicit_factor(self) -> _Token | None:
+        """The token starting an implied `*` factor (`2x`, `x y`, `2(x+1)`), if any."""
         token = self._peek()
         if token is None or (token.kind == "op" and token.text != "("):
-            return False
+            return None
         if token.kind == "number":
             raise SymbolicError(f"Write '*' before the number {token.text} at position {token.position}.")
-        return True
+        return token
 
     def _signed(self) -> sympy.Expr:
         negative = False
@@ -261,15 +256,17 @@ class _Parser:
 
     def _power(self) -> sympy.Expr:
         base = self._atom()
-        token = self._accept("^", "**")
-        if token is None:
+        if (token := self._accept("^", "**")) is None:
             return base
         with self._nested():
             exponent = self._signed()
         return _checked_power(base, exponent, token)
 
     def _atom(self) -> sympy.Expr:
-        token = self._next("a number, a variable or '('")
+        token = self._peek()
+        if token is None:
+            raise SymbolicError("The expression ends too early: expected a number, a variable or '('.")
+        self.index += 1
         if token.kind == "number":
             return _number_value(token)
         if token.kind == "name":
@@ -281,30 +278,28 @@ class _Parser:
     def _parenthesized(self, opening: _Token) -> sympy.Expr:
         with self._nested():
             expr = self._sum()
-        closing = self._peek()
-        if closing is None or closing.text != ")":
+        if self._accept(")") is None:
             raise SymbolicError(f"Missing ')' for the '(' at position {opening.position}.")
-        self.index += 1
         return expr
 
     def _name(self, token: _Token) -> sympy.Expr:
-        if token.text in self.names:
-            return self.names[token.text]
-        if token.text.lower() in FUNCTIONS:  # Heaviside, Exp: the spelling elsewhere
+        name = token.text
+        if name in self.names:
+            return self.names[name]
+        if name.lower() in FUNCTIONS:  # also Heaviside, Exp: spellings students meet elsewhere
             return self._call(token)
-        if token.text.lower() in _NOT_NUMBERS:
-            raise SymbolicError(f"{token.text!r} is not allowed: the answer must be a finite expression.")
-        return self._implicit_product(token)
-
-    def _implicit_product(self, token: _Token) -> sympy.Expr:
-        """`xy` for `x*y` when every letter is a one-letter variable."""
-        if all(char in self.variables for char in token.text):
-            return sympy.Mul(*(variable_symbol(char) for char in token.text))
-        raise SymbolicError(f"Unknown name {token.text!r} at position {token.position}. {allowed_summary(self.variables)}")
+        if name.lower() in _NOT_NUMBERS:
+            raise SymbolicError(f"{name!r} is not allowed: the answer must be a finite expression.")
+        if all(char in self.variables for char in name):  # `xy^2` is x*y^2: split into one token per letter
+            letters = [_Token("name", char, token.position + offset) for offset, char in enumerate(name)]
+            self.tokens[self.index - 1 : self.index] = letters
+            return self.names[name[0]]
+        raise SymbolicError(f"Unknown name {name!r} at position {token.position}. {allowed_summary(self.variables)}")
 
     def _call(self, token: _Token) -> sympy.Expr:
-        opening = self._peek()
-        if opening is None or opening.text != "(":
-            raise SymbolicError(f"Write {token.text}(...) with parentheses, e.g. {token.text}(x) (position {token.position}).")
-        self.index += 1
+        opening = self._accept("(")
+        if opening is None:
+            raise SymbolicError(
+                f"Write {token.text}(...) with parentheses, e.g. {token.text}(x) (position {token.position})."
+            )
         return _checked_constants(FUNCTIONS[token.text.lower()](self._parenthesized(opening)), token)

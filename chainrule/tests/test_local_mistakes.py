@@ -80,3 +80,13 @@ def test_it_serialises_a_diagnosis_to_json() -> None:
     assert data["kind"] == "wrong_local_derivative"
     assert data["highlight"]["wrong_edges"] == [["op2", "op3"]]
     assert "sign_error" in data["also"]
+
+
+def test_it_cuts_the_path_through_a_detached_leaf() -> None:
+    program = "x = torch.tensor([3.0], requires_grad=True)\nz = x * x.detach()\nz.backward()\n"
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    diagnosis = diagnose_numeric(analysis=analysis, part="x.grad", answer=6.0)
+    assert (diagnosis.kind, diagnosis.paths) == ("extra_path", [["x", "detach", "mul", "z"]])
+    (cut,) = analysis.graph.cut_edges
+    assert cut[0] == "leaf:x" and cut in diagnosis.highlight.wrong_edges
+    assert analysis.graph.node(cut[1]).name == "detached"  # type: ignore[union-attr]
