@@ -28,7 +28,28 @@ _names = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+def sandbox_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real sandbox server for the session; workers and web servers get its socket."""
+    from django.conf import settings
+
+    from sandbox.launch import spawn_server
+
+    path = str(tmp_path_factory.mktemp("sandbox") / "sandbox.sock")
+    OUTPUT.mkdir(exist_ok=True)
+    with open(OUTPUT / "sandbox.log", "ab") as log:
+        server = spawn_server(path, preload=("chainrule.analysis",), package_dirs=(str(ROOT / "chainrule"),),
+                              uid_base=61000,
+                              stderr=log.fileno())
+    old = settings.SANDBOX_SOCKET
+    settings.SANDBOX_SOCKET = os.environ["SANDBOX_SOCKET"] = path
+    yield path
+    settings.SANDBOX_SOCKET = old
+    server.terminate()
+    server.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any, sandbox_socket: str) -> None:
     with django_db_blocker.unblock():
         call_command("load_assignments", verbosity=0)
 

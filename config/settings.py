@@ -105,7 +105,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILI
 
 # --- Grading ----------------------------------------------------------------
 # Dotted path of the backend that runs reference programs (see grader/reference.py).
-GRADER_REFERENCE_RUNNER = envstr("GRADER_REFERENCE_RUNNER", "grader.reference.SubprocessRunner")
+GRADER_REFERENCE_RUNNER = envstr("GRADER_REFERENCE_RUNNER", "grader.reference.SandboxRunner")
 GRADER_REFERENCE_TIMEOUT = envfloat("GRADER_REFERENCE_TIMEOUT", 60.0)
 GRADER_DEMO_COURSE = envstr("GRADER_DEMO_COURSE", "autograd-101")
 GRADER_CATALOG_DIR = BASE_DIR / "assignments" / "catalog"
@@ -116,6 +116,18 @@ GRADER_SWEEP_RUNNING_AFTER = envint("GRADER_SWEEP_RUNNING_AFTER", 150)
 GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0)},
+}
+
+# --- Sandbox (see sandbox/ and README "Sandbox") ---------------------------------
+SANDBOX_SOCKET = envstr("SANDBOX_SOCKET", str(BASE_DIR / "run" / "sandbox.sock"))
+SANDBOX_ALLOW_INSECURE_DEV_BACKEND = envbool("SANDBOX_ALLOW_INSECURE_DEV_BACKEND", False)
+SANDBOX_LIMITS = {
+    "wall_seconds": envfloat("SANDBOX_WALL_SECONDS", 5.0),
+    "cpu_seconds": envfloat("SANDBOX_CPU_SECONDS", 3.0),
+    "memory_mb": envint("SANDBOX_MEMORY_MB", 1024),
+    "processes": envint("SANDBOX_PROCESSES", 64),
+    "file_mb": envint("SANDBOX_FILE_MB", 16),
+    "output_bytes": envint("SANDBOX_OUTPUT_BYTES", 1024 * 1024),
 }
 
 REST_FRAMEWORK = {

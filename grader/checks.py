@@ -25,3 +25,14 @@ def check_reference_runner(app_configs: Any, **kwargs: Any) -> list[Error]:
     except ImportError as exc:
         return [Error(f"GRADER_REFERENCE_RUNNER cannot be imported: {exc}", id="grader.E002")]
     return []
+
+
+@register()
+def check_sandbox_limits(app_configs: Any, **kwargs: Any) -> list[Error]:
+    from sandbox.limits import Limits, LimitsError, validate_limits
+
+    try:
+        validate_limits(Limits(**settings.SANDBOX_LIMITS))
+    except (LimitsError, TypeError) as exc:
+        return [Error(f"impossible sandbox limits: {exc}", hint="see SANDBOX_* in README", id="grader.E003")]
+    return []

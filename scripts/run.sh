@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make run`: migrate, load the catalog, create demo accounts, start Redis (if none
-# answers at REDIS_URL), a Celery worker with beat, and serve http://127.0.0.1:8000.
+# answers at REDIS_URL), the sandbox server, a Celery worker with beat, and serve http://127.0.0.1:8000.
 # Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,9 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; w
 trap cleanup EXIT INT TERM
 
 bash scripts/ensure_redis.sh "$REDIS_URL"
+export SANDBOX_SOCKET="${SANDBOX_SOCKET:-$PWD/run/sandbox.sock}"
+[ "$(id -u)" -eq 0 ] || export SANDBOX_ALLOW_INSECURE_DEV_BACKEND=1
+pids+=("$(bash scripts/start_sandbox.sh "$SANDBOX_SOCKET")")
 
 $PY manage.py migrate --noinput
 $PY manage.py load_assignments
@@ -27,7 +30,7 @@ cat <<MSG
 
   Autograd grader on http://127.0.0.1:8000
   demo logins: student / student-demo    instructor / instructor-demo
-  worker log: run/worker.log
+  logs: run/worker.log run/sandbox.log
 
 MSG
 $PY manage.py runserver 127.0.0.1:8000
