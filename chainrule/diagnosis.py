@@ -93,20 +93,20 @@ def diagnose_numeric(
     reference = analysis.parts.get(part)
     if reference is None:
         raise ValueError(f"the analysis has no part {part!r}")
-    context = _context(analysis, reference, answer)
+    context = feedback_context(analysis, reference, answer)
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
         return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
     fitting = sorted(
         (h for h in analysis.hypotheses.get(part, []) if _fits(h, answer, rel_tol, abs_tol)),
         key=hypothesis_rank,
     )
-    chosen = _structural(analysis, reference, answer, fitting) or _most_specific(fitting)
+    chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
     if chosen is None:
         return _unknown(reference, answer, context)
     return _explained(reference, chosen, fitting, context)
 
 
-def _most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
+def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     """The first fit, except that a sign flip on exactly the paths through an
     edge whose catalogued mistake is itself a sign (sin → -cos) is better told
     as that edge's wrong local derivative: it names the factor to fix."""
@@ -165,7 +165,7 @@ def _shape(value: Value) -> list[int] | None:
         return [-1]
 
 
-def _context(analysis: Analysis, reference: PartReference, answer: Value) -> FeedbackContext:
+def feedback_context(analysis: Analysis, reference: PartReference, answer: Value) -> FeedbackContext:
     return FeedbackContext(
         part=reference.key,
         tensor=reference.tensor,

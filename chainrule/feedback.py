@@ -22,6 +22,7 @@ KIND_SUMMARY = {
     "seed_vector": "a wrong seed vector",
     "forward_value": "giving a forward value instead of a gradient",
     "wrong_local_derivative": "a wrong local derivative",
+    "combination": "several slips on different paths",
 }
 
 ADD_RULE = "multiply the local derivatives along each path, and add the paths: parallel paths into one node add"
@@ -59,6 +60,9 @@ def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
 
 def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
     noun = "path" if len(h.paths) == 1 else "paths"
+    if h.detail.get("reason") == "counted":
+        return (f"Your {c.part} counts the {noun} {paths_text(h.paths)} {times_text(h.detail.get('times'))}. "
+                f"Each path from {c.tensor} to {c.output} contributes once: {ADD_RULE}.")
     return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
             "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
             "flows back through it, so that path contributes nothing.")
@@ -95,6 +99,10 @@ def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
 def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
     calls, counted = h.detail.get("calls"), h.detail.get("counted")
     rule = ".grad accumulates across backward calls: each call adds its gradient to what is already there."
+    if h.detail.get("reason") == "zeroed":
+        return (f"Your {c.part} is {times_text(h.detail.get('times'))} the gradient the program leaves in "
+                f"{c.tensor}.grad. The program calls backward() {calls} times but zeroes {c.tensor}.grad "
+                f"in between, so only the last call counts. {rule}")
     if counted == 1:
         return (f"Your {c.part} counts a single backward pass, but the program calls backward() {calls} "
                 f"times without zeroing {c.tensor}.grad. {rule}")
@@ -168,6 +176,27 @@ def _wrong_local_derivative(h: Hypothesis, c: FeedbackContext) -> str:
             f"product{along} with that factor.")
 
 
+def times_text(times: object) -> str:
+    return {2: "twice", 3: "three times"}.get(times, f"{times} times") if isinstance(times, int) else "again"
+
+
+_CLAUSES: dict[str, Callable[[str, dict[str, object]], str]] = {
+    "missing_path": lambda paths, _: f"leaves out {paths}",
+    "sign_error": lambda paths, _: f"flips the sign of {paths}",
+    "extra_path": lambda paths, d: f"counts {paths} {times_text(d.get('times'))}",
+    "cut_path": lambda paths, _: f"also counts {paths}, which detach() cuts",
+    "dead_branch": lambda paths, _: f"lets gradient through the ReLU on {paths}, which saw a negative input",
+}
+
+
+def _combination(h: Hypothesis, c: FeedbackContext) -> str:
+    components = [item for item in h.detail.get("components", []) if isinstance(item, dict)]
+    clauses = [_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
+               for item in components if item.get("kind") in _CLAUSES]
+    joined = "; it ".join(clauses) if clauses else "combines several slips"
+    return f"Your {c.part} mixes several slips: it {joined}. Fix them one at a time: {ADD_RULE}."
+
+
 MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
     "missing_path": _missing_path,
     "extra_path": _extra_path,
@@ -180,6 +209,7 @@ MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
     "seed_vector": _seed_vector,
     "forward_value": _forward_value,
     "wrong_local_derivative": _wrong_local_derivative,
+    "combination": _combination,
 }
 
 

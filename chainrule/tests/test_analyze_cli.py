@@ -61,3 +61,18 @@ def test_it_runs_as_a_module() -> None:
                                text=True, cwd=ROOT, timeout=60, check=False)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["analysis"]["parts"]["w.grad"]["value"] == [2.0]
+
+
+def test_it_analyses_every_evaluation_point_and_keeps_failing_points_apart() -> None:
+    program = "x = torch.tensor([x0], requires_grad=True)\nz = torch.log(x) if x0 > 0 else undefined\nz.backward()\n"
+    reply, status = run_cli({"program": program, "parts": ["x.grad"], "points": [{"x0": 2.0}, {"x0": -1.0}]})
+    assert status == 0 and reply["ok"] is True
+    analyses, errors = reply["analyses"], reply["errors"]
+    assert isinstance(analyses, list) and isinstance(errors, list)
+    assert Analysis.from_json(analyses[0]).parts["x.grad"].value == [0.5]
+    assert analyses[1] is None and "NameError" in str(errors[1])
+
+
+def test_it_rejects_malformed_points() -> None:
+    assert run_cli({"program": "x = 1", "parts": ["x"], "points": []})[0]["ok"] is False
+    assert run_cli({"program": "x = 1", "parts": ["x"], "points": [3]})[0]["ok"] is False
