@@ -94,7 +94,10 @@ class Variant(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="variants")
     params = models.JSONField()
     reference_hash = models.CharField(max_length=64, help_text="Hash of program, params and part keys")
-    analysis = models.JSONField(null=True, blank=True)
+    analysis = models.JSONField(null=True, blank=True, help_text="Reference analysis at the seed point")
+    point_analyses = models.JSONField(
+        null=True, blank=True, help_text="{points, analyses} at several points, for symbolic and code parts"
+    )
     error = models.TextField(blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
 

@@ -16,11 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assignments.part_config import GRAD_KEY_RE, code_config, symbolic_config
 from chainrule import AnswerError, parse_numeric
 from chainrule.values import Value
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-GRAD_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.grad)?$")
 PART_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants"}
 PART_FIELDS = {"key", "kind", "points", "rel_tol", "abs_tol", "hint", "prompt", "expected", "config"}
@@ -125,7 +125,7 @@ def spec_from_data(data: dict[str, Any], *, path: str, source_hash: str = "") ->
     reference = check.text(data, "reference", required=True, limit=MAX_SOURCE)
     _check_compiles(check, reference)
     params = _params(check, data.get("params", {}))
-    parts = _parts(check, data.get("parts"))
+    parts = _parts(check, data.get("parts"), params)
     return AssignmentSpec(
         path=path,
         slug=slug,
@@ -169,10 +169,10 @@ def _flatten(values: list[Any]) -> list[Any]:
     return flat
 
 
-def _parts(check: _Checker, parts: Any) -> list[PartSpec]:
+def _parts(check: _Checker, parts: Any, params: dict[str, Any]) -> list[PartSpec]:
     if not isinstance(parts, list) or not parts:
         raise check.fail("parts", "must be a non-empty array of [[parts]] tables")
-    specs = [_part(check, part, index) for index, part in enumerate(parts)]
+    specs = [_part(check, part, index, params) for index, part in enumerate(parts)]
     seen: set[str] = set()
     for spec in specs:
         if spec.key in seen:
@@ -181,7 +181,21 @@ def _parts(check: _Checker, parts: Any) -> list[PartSpec]:
     return specs
 
 
-def _part(check: _Checker, part: Any, index: int) -> PartSpec:
+def _config(check: _Checker, config: Any, *, kind: str, params: dict[str, Any], where: str) -> dict[str, Any]:
+    if not isinstance(config, dict):
+        raise check.fail(f"{where}config", "must be a table")
+
+    def fail(name: str, problem: str) -> CatalogError:
+        return check.fail(f"{where}{name}", problem)
+
+    if kind == "symbolic":
+        return symbolic_config(config, params=params, fail=fail)
+    if kind == "code":
+        return code_config(config, params=params, fail=fail)
+    return dict(config)
+
+
+def _part(check: _Checker, part: Any, index: int, params: dict[str, Any]) -> PartSpec:
     where = f"parts[{index}]."
     if not isinstance(part, dict):
         raise check.fail(f"parts[{index}]", "must be a table")
@@ -194,9 +208,7 @@ def _part(check: _Checker, part: Any, index: int) -> PartSpec:
     if not pattern.match(key):
         raise check.fail(f"{where}key", f"{key!r} is not a valid key for a {kind} part (e.g. 'x.grad')")
     expected, has_expected = _expected(check, part, where)
-    config = part.get("config", {})
-    if not isinstance(config, dict):
-        raise check.fail(f"{where}config", "must be a table")
+    config = _config(check, part.get("config", {}), kind=kind, params=params, where=where)
     return PartSpec(
         key=key,
         kind=kind,

@@ -8,11 +8,21 @@ from typing import Any
 def document_as_text(document: dict[str, Any]) -> str:
     lines = [f"{document['assignment']}: {document['score']:g} / {document['max_score']:g}"]
     for part in document["parts"]:
-        mark = "correct" if part["correct"] else "incorrect"
-        lines.append(f"  {part['part']} = {part['answer']}: {mark} ({part['score']:g}/{part['max_score']:g})")
-        diagnosis = part.get("diagnosis") or {}
-        if diagnosis.get("message"):
-            lines.append(f"    [{diagnosis['kind']}] {diagnosis['message']}")
-        if "expected" in part and not part["correct"]:
-            lines.append(f"    expected: {part['expected']}")
+        lines.extend(_part_lines(part))
     return "\n".join(lines)
+
+
+def _part_lines(part: dict[str, Any]) -> list[str]:
+    diagnosis = part.get("diagnosis") or {}
+    score = f"({part['score']:g}/{part['max_score']:g})"
+    if diagnosis.get("kind") == "unanswered":
+        return [f"  {part['part']}: no answer {score}"]
+    answer = part["answer"]
+    if "\n" in answer:
+        answer = f"<code, {answer.count(chr(10)) + 1} lines>"
+    lines = [f"  {part['part']} = {answer}: {'correct' if part['correct'] else 'incorrect'} {score}"]
+    if diagnosis.get("message") and not part["correct"]:
+        lines.append(f"    [{diagnosis['kind']}] {diagnosis['message']}")
+    if "expected" in part and not part["correct"]:
+        lines.append(f"    expected: {part['expected']}")
+    return lines

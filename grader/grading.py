@@ -1,4 +1,4 @@
-"""Grade one set of answers against a variant's cached reference analysis.
+"""Grade one submission's answers and code against a variant's cached reference.
 
 Shared by the `grade` command and the Celery worker, so both give the same verdict.
 """
@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from assignments.models import Assignment, Part
+from assignments.models import Assignment, Part, Variant
 from chainrule import (
     Analysis,
     AnswerError,
@@ -21,7 +21,10 @@ from chainrule import (
     graph_svg,
     parse_numeric,
 )
-from chainrule.values import Value
+from chainrule.symbolic_grading import grade_symbolic
+from chainrule.symbolic_parse import SymbolicError, parse_expression
+from grader.code_parts import MAX_CODE_CHARS, code_part_diagnosis
+from grader.variants import variant_points
 
 MAX_PARTS = 50
 
@@ -40,55 +43,96 @@ class Graded:
     diagnoses: dict[str, Diagnosis]
 
 
-def answers_parse(*, assignment: Assignment, answers: Mapping[str, Any]) -> dict[str, Value]:
+def answers_parse(*, assignment: Assignment, answers: Mapping[str, Any], code: Mapping[str, Any]) -> None:
+    """Raises AnswerErrors unless every answer and every piece of code can be graded."""
     parts = {part.key: part for part in assignment.parts.all()}
-    if not answers:
+    if not answers and not code:
         raise AnswerErrors({"answers": f"Give at least one answer, e.g. {next(iter(parts), 'x.grad')}=7."})
-    if len(answers) > MAX_PARTS:
+    if len(answers) + len(code) > MAX_PARTS:
         raise AnswerErrors({"answers": f"At most {MAX_PARTS} answers per submission."})
     errors: dict[str, str] = {}
-    parsed: dict[str, Value] = {}
-    for key, text in answers.items():
+    for key, text in [*answers.items(), *code.items()]:
         try:
-            parsed[key] = _parse_one(parts, key, text)
+            _check_one(parts, key, text, as_code=key in code)
         except AnswerError as exc:
             errors[str(key)[:64]] = str(exc)
     if errors:
         raise AnswerErrors(errors)
-    return parsed
 
 
-def _parse_one(parts: dict[str, Part], key: str, text: Any) -> Value:
+def _check_one(parts: dict[str, Part], key: str, text: Any, *, as_code: bool) -> None:
     part = parts.get(key)
     if part is None:
         raise AnswerError(f"This assignment has no part {str(key)[:64]!r}; its parts are {', '.join(parts)}.")
     if not isinstance(text, str):
         raise AnswerError("The answer must be text, e.g. \"7\" or \"[2, 4, 6]\".")
-    if part.kind != Part.Kind.NUMERIC:
-        raise AnswerError(f"Part {key} is a {part.kind} part and cannot be answered with a number here.")
-    return parse_numeric(text)
+    if (part.kind == Part.Kind.CODE) != as_code:
+        where = "as code" if part.kind == Part.Kind.CODE else "as an answer, not as code"
+        raise AnswerError(f"Part {key} is a {part.kind} part: submit it {where}.")
+    if part.kind == Part.Kind.NUMERIC:
+        parse_numeric(text)
+    elif part.kind == Part.Kind.SYMBOLIC:
+        _check_formula(part, text)
+    else:
+        _check_code(text)
+
+
+def _check_formula(part: Part, text: str) -> None:
+    try:
+        parse_expression(text, variables=list(part.config["variables"]))
+    except SymbolicError as exc:
+        raise AnswerError(str(exc)) from None
+
+
+def _check_code(source: str) -> None:
+    if not source.strip():
+        raise AnswerError("The code is empty.")
+    if len(source) > MAX_CODE_CHARS:
+        raise AnswerError(f"The code is longer than {MAX_CODE_CHARS} characters.")
+    try:
+        compile(source, "<student>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise AnswerError(f"Syntax error on line {exc.lineno}: {exc.msg}.") from None
+    except ValueError:
+        raise AnswerError("The code contains a NUL character.") from None
 
 
 def answers_grade(
-    *, assignment: Assignment, analysis_data: dict[str, Any], answers: Mapping[str, str], show_expected: bool
+    *, assignment: Assignment, variant: Variant, answers: Mapping[str, str], code: Mapping[str, str],
+    show_expected: bool,
 ) -> Graded:
-    """Diagnose every part; parts without an answer score zero. Answers must parse (see answers_parse)."""
-    analysis = Analysis.from_json(analysis_data)
-    parsed = answers_parse(assignment=assignment, answers=answers)
-    diagnoses = {
-        part.key: diagnose_numeric(
-            analysis=analysis, part=part.key, answer=parsed[part.key], rel_tol=part.rel_tol, abs_tol=part.abs_tol
-        )
-        for part in assignment.parts.all()
-        if part.key in parsed
-    }
-    graded = [
-        GradedPart(diagnosis=diagnoses[part.key], answer=answers[part.key], max_score=part.points)
-        if part.key in diagnoses else _unanswered(part)
-        for part in assignment.parts.all()
-    ]
+    """Diagnose every part; parts without an answer score zero.
+
+    The variant's seed analysis must be computed; answers must pass answers_parse.
+    Raises ReferenceError when the sandbox or the reference fails (infrastructure).
+    """
+    analysis = Analysis.from_json(variant.analysis_data())
+    diagnoses: dict[str, Diagnosis] = {}
+    graded: list[GradedPart] = []
+    for part in assignment.parts.all():
+        given = code.get(part.key) if part.kind == Part.Kind.CODE else answers.get(part.key)
+        if given is None:
+            graded.append(_unanswered(part))
+            continue
+        diagnoses[part.key] = _diagnose(part=part, given=given, analysis=analysis, variant=variant)
+        graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points))
     document = build_result(assignment=assignment.slug, parts=graded, show_expected=show_expected)
     return Graded(document=document, diagnoses=diagnoses)
+
+
+def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -> Diagnosis:
+    if part.kind == Part.Kind.NUMERIC:
+        return diagnose_numeric(analysis=analysis, part=part.key, answer=parse_numeric(given),
+                                rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+    points, analyses = variant_points(variant=variant)
+    if part.kind == Part.Kind.CODE:
+        return code_part_diagnosis(part=part, source=given, points=points, analyses=analyses)
+    config = part.config
+    diagnosis = grade_symbolic(text=given, variables=config["variables"], analyses=analyses, points=points,
+                               part=config["of"], reference_formula=config.get("formula"),
+                               rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+    diagnosis.part = part.key
+    return diagnosis
 
 
 def _unanswered(part: Part) -> GradedPart:
@@ -99,12 +143,27 @@ def _unanswered(part: Part) -> GradedPart:
 
 def graded_svg(*, analysis_data: dict[str, Any], graded: Graded) -> str:
     """The reference graph with every wrong part's path highlighted."""
+    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=wrong_highlight(graded.diagnoses))
+
+
+def wrong_highlight(diagnoses: Mapping[str, Diagnosis]) -> Highlight:
     highlight = Highlight()
-    for diagnosis in graded.diagnoses.values():
+    for diagnosis in diagnoses.values():
         if not diagnosis.correct:
             highlight.wrong_edges.extend(diagnosis.highlight.wrong_edges)
             highlight.missing_edges.extend(diagnosis.highlight.missing_edges)
             highlight.nodes.extend(diagnosis.highlight.nodes)
+    return highlight
+
+
+def highlight_json(highlight: Highlight) -> dict[str, Any]:
+    return {"wrong_edges": [list(edge) for edge in highlight.wrong_edges],
+            "missing_edges": [list(edge) for edge in highlight.missing_edges], "nodes": list(highlight.nodes)}
+
+
+def submission_svg(*, analysis_data: dict[str, Any], highlight_data: dict[str, Any] | None) -> str:
+    """The picture for a stored result: the variant's graph with the stored highlight."""
+    highlight = Highlight.from_json(highlight_data) if highlight_data else None
     return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight)
 
 

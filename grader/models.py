@@ -43,6 +43,7 @@ class Result(models.Model):
     score = models.FloatField()
     max_score = models.FloatField()
     document = models.JSONField(help_text="The result document of SPEC §5, with expected values")
+    highlight = models.JSONField(default=dict, blank=True, help_text="Edges and nodes to highlight in the graph")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

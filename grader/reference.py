@@ -24,18 +24,29 @@ class ReferenceError(Exception):
 
 class ReferenceRunner:
     def analyze(self, *, program: str, params: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+        return _checked_reply(self.request({"program": program, "params": params, "parts": parts}))
+
+    def analyze_points(self, *, program: str, points: list[dict[str, Any]], parts: list[str]) -> list[Any]:
+        """One analysis (or None where the program fails) per point, in one run."""
+        reply = self.request({"program": program, "points": points, "parts": parts})
+        analyses = reply.get("analyses") if isinstance(reply, dict) and reply.get("ok") else None
+        if not isinstance(analyses, list) or len(analyses) != len(points):
+            raise ReferenceError(str(reply.get("error", "malformed reply"))[:2000] if isinstance(reply, dict)
+                                 else "malformed reply")
+        return [_valid_analysis(item) if item is not None else None for item in analyses]
+
+    def request(self, job: dict[str, Any]) -> Any:
         raise NotImplementedError
 
 
 class SubprocessRunner(ReferenceRunner):
     """Runs `python -m chainrule.analyze` in a fresh process with a timeout and no secrets."""
 
-    def analyze(self, *, program: str, params: dict[str, Any], parts: list[str]) -> dict[str, Any]:
-        job = json.dumps({"program": program, "params": params, "parts": parts})
+    def request(self, job: dict[str, Any]) -> Any:
         env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "chainrule.analyze"], input=job, capture_output=True, text=True,
+                [sys.executable, "-m", "chainrule.analyze"], input=json.dumps(job), capture_output=True, text=True,
                 timeout=settings.GRADER_REFERENCE_TIMEOUT, cwd=settings.BASE_DIR, env=env,
             )
         except subprocess.TimeoutExpired:
@@ -56,10 +67,9 @@ sandbox_guest.emit(reply)
 class SandboxRunner(ReferenceRunner):
     """Runs the analysis in the warm sandbox (tens of milliseconds instead of a fresh torch import)."""
 
-    def analyze(self, *, program: str, params: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    def request(self, job: dict[str, Any]) -> Any:
         from sandbox.client import SandboxError, run_job
 
-        job = {"program": program, "params": params, "parts": parts}
         try:
             result = run_job(source=ANALYZE_JOB, input=job, limits=sandbox_limits(reference=True),
                              socket_path=settings.SANDBOX_SOCKET,
@@ -68,7 +78,7 @@ class SandboxRunner(ReferenceRunner):
             raise ReferenceError(f"sandbox unavailable: {exc}") from None
         if result.status != "ok" or not isinstance(result.result, dict):
             raise ReferenceError(result.error or f"reference job ended with status {result.status}")
-        return _checked_reply(result.result)
+        return result.result
 
 
 def sandbox_limits(*, reference: bool = False) -> Any:
@@ -78,16 +88,17 @@ def sandbox_limits(*, reference: bool = False) -> Any:
     limits = Limits(**settings.SANDBOX_LIMITS)
     if reference:
         wall = max(limits.wall_seconds, settings.GRADER_REFERENCE_TIMEOUT)
-        return Limits(**{**settings.SANDBOX_LIMITS, "wall_seconds": wall, "cpu_seconds": wall})
+        # Analyses at several points are tens of KB each.
+        return Limits(**{**settings.SANDBOX_LIMITS, "wall_seconds": wall, "cpu_seconds": wall,
+                         "result_bytes": 32 * 1024 * 1024})
     return limits
 
 
-def _decode(stdout: str, stderr: str) -> dict[str, Any]:
+def _decode(stdout: str, stderr: str) -> Any:
     try:
-        reply = json.loads(stdout.strip().splitlines()[-1])
+        return json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         raise ReferenceError(f"reference analysis crashed: {stderr.strip()[-2000:] or 'no output'}") from None
-    return _checked_reply(reply)
 
 
 def _checked_reply(reply: Any) -> dict[str, Any]:
@@ -95,7 +106,10 @@ def _checked_reply(reply: Any) -> dict[str, Any]:
     if not isinstance(reply, dict) or not reply.get("ok"):
         error = reply.get("error", "unknown error") if isinstance(reply, dict) else "malformed reply"
         raise ReferenceError(str(error)[:2000])
-    analysis = reply.get("analysis")
+    return _valid_analysis(reply.get("analysis"))
+
+
+def _valid_analysis(analysis: Any) -> dict[str, Any]:
     if not isinstance(analysis, dict):
         raise ReferenceError("reference analysis returned no analysis")
     try:

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from assignments.models import Assignment, Membership
-from grader.grading import answers_grade, answers_parse
+from grader.grading import Graded, answers_grade, answers_parse, highlight_json, wrong_highlight
 from grader.models import Result, Submission
 from grader.policy import PolicyError, _now, attempts_left, window_at
 from grader.reference import ReferenceError
@@ -33,7 +33,7 @@ def submission_create(
 
     Raises AnswerErrors (unreadable answers, no attempt used) or PolicyError.
     """
-    answers_parse(assignment=assignment, answers=answers)
+    answers_parse(assignment=assignment, answers=answers, code=code)
     window = window_at(assignment=assignment)
     if not window.is_open:
         raise PolicyError(window.reason)
@@ -90,17 +90,18 @@ def submission_grade(*, submission_id: int) -> None:
     assignment = submission.assignment
     try:
         variant = variant_get(assignment=assignment, params=submission.variant.params)
+        graded = answers_grade(assignment=assignment, variant=variant, answers=submission.answers,
+                               code=submission.code, show_expected=True)
     except ReferenceError as exc:
-        _finish_error(submission_id=submission_id, token=token, reason=f"reference program failed: {exc}")
+        _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
         return
-    graded = answers_grade(assignment=assignment, analysis_data=variant.analysis_data(),
-                           answers=submission.answers, show_expected=True)
-    _finish_graded(submission=submission, token=token, document=graded.document)
+    _finish_graded(submission=submission, token=token, graded=graded)
 
 
-def _finish_graded(*, submission: Submission, token: uuid.UUID, document: dict[str, Any]) -> None:
+def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) -> None:
     window = window_at(assignment=submission.assignment, at=submission.created_at)
-    document = {**document, "late_factor": window.late_factor}
+    document = {**graded.document, "late_factor": window.late_factor}
+    highlight = highlight_json(wrong_highlight(graded.diagnoses))
     score = round(document["score"] * window.late_factor, 6)
     with transaction.atomic():
         owned = Submission.objects.select_for_update().filter(id=submission.id, claim=token,
@@ -108,7 +109,7 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, document: dict[s
         if not owned.exists():
             return  # the sweeper handed the row to another run; its result wins
         Result.objects.update_or_create(submission_id=submission.id, defaults={
-            "score": score, "max_score": document["max_score"], "document": document})
+            "score": score, "max_score": document["max_score"], "document": document, "highlight": highlight})
         owned.update(status=Submission.Status.GRADED, graded_at=_now())
 
 

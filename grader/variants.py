@@ -10,14 +10,24 @@ from typing import Any
 from django.db import IntegrityError
 from django.utils import timezone
 
-from assignments.models import Assignment, Variant
+from assignments.models import Assignment, Part, Variant
+from assignments.part_config import reference_keys
+from chainrule import Analysis
+from chainrule.points import evaluation_points, usable_points
 from grader.reference import ReferenceError, get_runner
+
+POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
+DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 
 
 def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
-    keys = sorted(assignment.parts.values_list("key", flat=True))
-    blob = json.dumps([assignment.reference_program, params, keys], sort_keys=True)
+    blob = json.dumps([assignment.reference_program, params, assignment_keys(assignment)], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def assignment_keys(assignment: Assignment) -> list[str]:
+    """What the reference analysis reads: numeric keys, symbolic `of`, code returns/reads."""
+    return reference_keys([(p.key, p.kind, p.config) for p in assignment.parts.all()])
 
 
 def params_for_student(*, assignment: Assignment, student_id: int | None) -> dict[str, Any]:
@@ -69,7 +79,7 @@ def _variant_row(*, assignment: Assignment, params: dict[str, Any], digest: str)
 
 def _variant_compute(*, variant: Variant) -> None:
     assignment = variant.assignment
-    keys = list(assignment.parts.filter(kind="numeric").values_list("key", flat=True))
+    keys = assignment_keys(assignment)
     try:
         analysis = get_runner().analyze(program=assignment.reference_program, params=variant.params, parts=keys)
     except ReferenceError as exc:
@@ -79,3 +89,35 @@ def _variant_compute(*, variant: Variant) -> None:
     Variant.objects.filter(id=variant.id).update(
         analysis=analysis, error="", computed_at=variant.computed_at
     )
+
+
+def variant_points(*, variant: Variant) -> tuple[list[dict[str, Any]], list[Analysis]]:
+    """The seed point and several random points with their analyses, computed once per variant."""
+    if variant.point_analyses is None:
+        _points_compute(variant=variant)
+    assert variant.point_analyses is not None
+    data = variant.point_analyses
+    return data["points"], [Analysis.from_json(item) for item in data["analyses"]]
+
+
+def _points_compute(*, variant: Variant) -> None:
+    assignment = variant.assignment
+    drawn = evaluation_points(params=variant.params, ranges=assignment.variant_ranges, count=DRAWN_POINTS,
+                              seed=f"{assignment.slug}/{variant.reference_hash}", vary=_varied(assignment))
+    analyses = get_runner().analyze_points(program=assignment.reference_program, points=drawn,
+                                           parts=assignment_keys(assignment))
+    if analyses[0] is None:
+        raise ReferenceError("the reference program fails at the seed point")
+    parsed = [Analysis.from_json(item) if item is not None else None for item in analyses]
+    points, kept = usable_points(drawn, parsed, count=POINT_COUNT)
+    variant.point_analyses = {"points": points, "analyses": [item.to_json() for item in kept]}
+    Variant.objects.filter(id=variant.id).update(point_analyses=variant.point_analyses)
+
+
+def _varied(assignment: Assignment) -> list[str] | None:
+    """Only the parameters that formulas and functions take vary between points."""
+    names: list[str] = []
+    for part in assignment.parts.exclude(kind=Part.Kind.NUMERIC):
+        names.extend(part.config.get("variables", {}).values())
+        names.extend(part.config.get("args", []))
+    return sorted(set(names)) or None

@@ -29,21 +29,22 @@ class Command(BaseCommand):
         parser.add_argument("answers", nargs="*", metavar="PART=ANSWER")
         parser.add_argument("--json", action="store_true", help="print the result document as JSON")
         parser.add_argument("--svg", type=Path, help="write the graph picture (wrong path highlighted) here")
-        parser.add_argument("--code-file", type=Path, action="append", default=[], metavar="F",
+        parser.add_argument("--code-file", action="append", default=[], metavar="[PART=]F",
                             help="source for a code part (PART=F or F for the only code part)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         assignment = _assignment(options["slug"])
-        answers = _answers(options["answers"])
+        answers = _answers(options["answers"], allow_empty=bool(options["code_file"]))
+        code = _code(assignment, options["code_file"])
         try:
-            answers_parse(assignment=assignment, answers=answers)
+            answers_parse(assignment=assignment, answers=answers, code=code)
             variant = variant_get(assignment=assignment, params=assignment.params)
+            graded = answers_grade(assignment=assignment, variant=variant, answers=answers, code=code,
+                                   show_expected=True)
         except AnswerErrors as exc:
             raise CommandError("\n".join(f"{k}: {m}" for k, m in exc.errors.items()), returncode=2) from None
         except ReferenceError as exc:
-            raise CommandError(f"the reference program of {assignment.slug} failed: {exc}", returncode=2) from None
-        graded = answers_grade(assignment=assignment, analysis_data=variant.analysis_data(), answers=answers,
-                               show_expected=True)
+            raise CommandError(f"grading {assignment.slug} failed: {exc}", returncode=2) from None
         if options["svg"]:
             options["svg"].write_text(graded_svg(analysis_data=variant.analysis_data(), graded=graded))
         if options["json"]:
@@ -60,7 +61,24 @@ def _assignment(slug: str) -> Assignment:
         raise CommandError(f"unknown assignment {slug[:80]!r}; known: {known}", returncode=2) from None
 
 
-def _answers(items: list[str]) -> dict[str, str]:
+def _code(assignment: Assignment, specs: list[Path]) -> dict[str, str]:
+    """--code-file PART=FILE, or FILE alone when the assignment has exactly one code part."""
+    code_parts = list(assignment.parts.filter(kind="code").values_list("key", flat=True))
+    code: dict[str, str] = {}
+    for spec in specs:
+        key, sep, name = str(spec).rpartition("=")
+        if not sep:
+            if len(code_parts) != 1:
+                raise CommandError(f"say which code part: --code-file PART=FILE (parts: {code_parts})", returncode=2)
+            key = code_parts[0]
+        try:
+            code[key] = Path(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"cannot read {name}: {exc}", returncode=2) from None
+    return code
+
+
+def _answers(items: list[str], *, allow_empty: bool) -> dict[str, str]:
     answers: dict[str, str] = {}
     for item in items:
         key, sep, text = item.partition("=")
@@ -69,6 +87,6 @@ def _answers(items: list[str]) -> dict[str, str]:
         if len(item) > MAX_ARG:
             raise CommandError(f"the answer to {key[:64]} is longer than {MAX_ARG} characters", returncode=2)
         answers[key.strip()] = text
-    if not answers:
+    if not answers and not allow_empty:
         raise CommandError("give at least one PART=ANSWER, e.g. x.grad=7", returncode=2)
     return answers

@@ -1,0 +1,96 @@
+"""Validation of the kind-specific `config` table of symbolic and code parts.
+
+symbolic: variables = {x = "x0"} (names students type → parameters), of = "x.grad",
+          formula = "y + 2*x" (optional reference formula, checked at load)
+code:     mode = "function" | "program" | "fix", starter = "…" (optional)
+          function: function = "grad_z", args = ["x0", "y0"], returns = ["x.grad", "y.grad"],
+                    signature = "grad_z(x, y) -> (dz_dx, dz_dy)", arg_type = "float" | "tensor"
+          program/fix: reads = ["x.grad"], reference_error = "RuntimeError" (optional)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+GRAD_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.grad)?$")
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SYMBOLIC_FIELDS = {"variables", "of", "formula"}
+CODE_FIELDS = {"mode", "starter", "function", "args", "returns", "signature", "arg_type", "reads",
+               "reference_error", "forbid_autograd"}
+MODES = ("function", "program", "fix")
+
+Fail = Callable[[str, str], Exception]
+
+
+def symbolic_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fail) -> dict[str, Any]:
+    _unknown(config, SYMBOLIC_FIELDS, fail)
+    variables = config.get("variables")
+    if not isinstance(variables, dict) or not variables:
+        raise fail("config.variables", 'must map the names students type to parameters, e.g. {x = "x0"}')
+    for name, param in variables.items():
+        if not IDENT_RE.match(name) or param not in params:
+            raise fail(f"config.variables.{name}", f"must name a parameter in [params], got {param!r}")
+    _grad_key(config.get("of"), "config.of", fail)
+    if "formula" in config and not isinstance(config["formula"], str):
+        raise fail("config.formula", "must be a string such as 'y + 2*x'")
+    return dict(config)
+
+
+def code_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fail) -> dict[str, Any]:
+    _unknown(config, CODE_FIELDS, fail)
+    mode = config.get("mode")
+    if mode not in MODES:
+        raise fail("config.mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+    if not isinstance(config.get("starter", ""), str):
+        raise fail("config.starter", "must be a string of Python code")
+    if mode == "function":
+        _function_config(config, params=params, fail=fail)
+    else:
+        reads = config.get("reads")
+        if not isinstance(reads, list) or not reads:
+            raise fail("config.reads", 'must list what to compare, e.g. ["x.grad"]')
+        for key in reads:
+            _grad_key(key, "config.reads", fail)
+    return dict(config)
+
+
+def _function_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fail) -> None:
+    if not IDENT_RE.match(str(config.get("function", ""))):
+        raise fail("config.function", "must be the name of the function students write, e.g. 'grad_z'")
+    args = config.get("args")
+    if not isinstance(args, list) or any(arg not in params for arg in args):
+        raise fail("config.args", f"must list parameters passed to the function, from {sorted(params)}")
+    returns = config.get("returns")
+    if not isinstance(returns, list) or not returns:
+        raise fail("config.returns", 'must list what each returned value answers, e.g. ["x.grad"]')
+    for key in returns:
+        _grad_key(key, "config.returns", fail)
+    if config.get("arg_type", "float") not in ("float", "tensor"):
+        raise fail("config.arg_type", "must be 'float' or 'tensor'")
+
+
+def _grad_key(key: Any, field: str, fail: Fail) -> None:
+    if not isinstance(key, str) or not GRAD_KEY_RE.match(key):
+        raise fail(field, f"must be a gradient or tensor name such as 'x.grad', got {key!r}")
+
+
+def _unknown(config: dict[str, Any], allowed: set[str], fail: Fail) -> None:
+    extra = sorted(set(config) - allowed)
+    if extra:
+        raise fail(f"config.{extra[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+
+def reference_keys(parts: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+    """Every tensor or gradient the reference analysis must read, from (key, kind, config) triples."""
+    keys: list[str] = []
+    for key, kind, config in parts:
+        if kind == "numeric":
+            wanted = [key]
+        elif kind == "symbolic":
+            wanted = [config["of"]]
+        else:
+            wanted = list(config.get("returns") or config.get("reads") or [])
+        keys.extend(k for k in wanted if k not in keys)
+    return keys

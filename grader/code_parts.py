@@ -1,0 +1,86 @@
+"""Code parts: run the student's code in the sandbox with the harness, then diagnose.
+
+The job gets only the student's source, what to call or read, and the evaluation
+points; never the reference program or the expected values. What comes back is
+untrusted and is validated by chainrule.code_grading before anything reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from django.conf import settings
+
+from assignments.models import Part
+from chainrule import Diagnosis, Highlight
+from chainrule.code_grading import grade_code
+from chainrule.harness import harness_source
+from grader.reference import ReferenceError, sandbox_limits
+
+MAX_CODE_CHARS = 50_000
+
+
+def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
+    """Raises ReferenceError when the sandbox itself is unavailable (an infrastructure error)."""
+    config = part.config
+    returns = config.get("returns") if config["mode"] == "function" else None
+    if returns is None:  # program and fix mode run the student's program at the seed point
+        points, analyses = points[:1], analyses[:1]
+    output = _run_harness(job=_job(config=config, source=source, points=points))
+    diagnoses = grade_code(
+        harness_output=output, analyses=analyses, points=points, parts=list(returns or config["reads"]),
+        returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.get("reference_error"),
+    )
+    return combined_diagnosis(key=part.key, diagnoses=diagnoses)
+
+
+def _job(*, config: dict[str, Any], source: str, points: list[dict[str, Any]]) -> dict[str, Any]:
+    job: dict[str, Any] = {"mode": config["mode"], "source": source, "points": points}
+    if config["mode"] == "function":
+        job.update(function=config["function"], args=config["args"], returns=len(config["returns"]),
+                   arg_type=config.get("arg_type", "float"), forbid_autograd=config.get("forbid_autograd", False),
+                   signature=config.get("signature", f"{config['function']}(…)"))
+    else:
+        job["reads"] = config["reads"]
+    return job
+
+
+def _run_harness(*, job: dict[str, Any]) -> Any:
+    from sandbox.client import SandboxError, run_job
+
+    try:
+        result = run_job(source=harness_source(), input=job, limits=sandbox_limits(),
+                         socket_path=settings.SANDBOX_SOCKET,
+                         allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
+    except SandboxError as exc:
+        raise ReferenceError(f"sandbox unavailable: {exc}") from None
+    if result.status == "ok" and result.result is not None:
+        return result.result
+    # Timeouts, memory and crashes are the student's program's doing: feedback, not errors.
+    message = result.error or f"Your code ended with status {result.status}."
+    return {"ok": False, "error": message, "stdout": result.stdout[-2000:], "points": []}
+
+
+def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosis:
+    """One verdict for a part that answers several gradients (e.g. grad_z returns two)."""
+    if len(diagnoses) == 1:
+        return replace(next(iter(diagnoses.values())), part=key)
+    wrong = [d for d in diagnoses.values() if not d.correct]
+    expected = {name: d.expected for name, d in diagnoses.items()}
+    detail = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
+    if not wrong:
+        message = f"Correct: {', '.join(diagnoses)} all match the gradients autograd computes."
+        return Diagnosis(key, True, "correct", [], message, expected=expected, detail=detail)
+    highlight = Highlight()
+    for d in wrong:
+        highlight.wrong_edges.extend(d.highlight.wrong_edges)
+        highlight.missing_edges.extend(d.highlight.missing_edges)
+        highlight.nodes.extend(d.highlight.nodes)
+    right = [name for name, d in diagnoses.items() if d.correct]
+    messages = {d.message for d in wrong}
+    message = messages.pop() if len(messages) == 1 else " ".join(f"{d.part}: {d.message}" for d in wrong)
+    if right:
+        message += f" ({', '.join(right)} {'is' if len(right) == 1 else 'are'} right.)"
+    return Diagnosis(key, False, wrong[0].kind, [p for d in wrong for p in d.paths], message,
+                     also=[d.kind for d in wrong[1:]], highlight=highlight, expected=expected, detail=detail)
