@@ -32,20 +32,30 @@ def sandbox_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real sandbox server for the session; workers and web servers get its socket."""
     from django.conf import settings
 
-    from sandbox.launch import spawn_server
-
     path = str(tmp_path_factory.mktemp("sandbox") / "sandbox.sock")
-    OUTPUT.mkdir(exist_ok=True)
-    with open(OUTPUT / "sandbox.log", "ab") as log:
-        server = spawn_server(path, preload=("chainrule.analysis",), package_dirs=(str(ROOT / "chainrule"),),
-                              uid_base=61000,
-                              stderr=log.fileno())
+    server = _spawn_sandbox(path)
     old = settings.SANDBOX_SOCKET
     settings.SANDBOX_SOCKET = os.environ["SANDBOX_SOCKET"] = path
     yield path
     settings.SANDBOX_SOCKET = old
     server.terminate()
     server.wait(timeout=30)
+
+
+def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
+    """Start on the first free range of seat uids: another test session may hold one."""
+    from sandbox.client import SandboxUnavailable
+    from sandbox.launch import spawn_server
+
+    OUTPUT.mkdir(exist_ok=True)
+    for uid_base in range(61000, 63000, 100):
+        with open(OUTPUT / "sandbox.log", "ab") as log:
+            try:
+                return spawn_server(path, preload=("chainrule.analysis",), package_dirs=(str(ROOT / "chainrule"),),
+                                    uid_base=uid_base, stderr=log.fileno())
+            except SandboxUnavailable:
+                continue
+    raise RuntimeError("no free sandbox uid range; see test-output/sandbox.log")
 
 
 @pytest.fixture(scope="session")

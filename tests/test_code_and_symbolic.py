@@ -1,0 +1,145 @@
+"""Formulas and PyTorch code, graded through `manage.py grade` with the real sandbox."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from grader.models import Submission
+
+pytestmark = pytest.mark.django_db
+
+
+def grade(slug: str, *args: str) -> dict[str, dict[str, Any]]:
+    out = io.StringIO()
+    call_command("grade", slug, *args, "--json", stdout=out)
+    return {part["part"]: part for part in json.loads(out.getvalue())["parts"]}
+
+
+def grade_code(tmp_path: Path, slug: str, part: str, source: str) -> dict[str, Any]:
+    path = tmp_path / "answer.py"
+    path.write_text(source)
+    return grade(slug, "--code-file", f"{part}={path}")[part]
+
+
+def kind_of(result: dict[str, Any]) -> str:
+    kind: str = result["diagnosis"]["kind"]
+    return kind
+
+
+GRAD_Z = {
+    "forgets the x·y path": ("def grad_z(x, y):\n    return 2*x, x\n", "missing_path", ["x", "mul", "add", "z"]),
+    "flips a sign": ("def grad_z(x, y):\n    return y - 2*x, x\n", "sign_error", ["x", "pow", "add", "z"]),
+    "multiplies the paths": ("def grad_z(x, y):\n    return y * 2*x, x\n", "product_of_paths", None),
+}
+
+
+@pytest.mark.parametrize("case", list(GRAD_Z))
+def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> None:
+    source, kind, path = GRAD_Z[case]
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
+    assert not result["correct"] and kind_of(result) == kind
+    if path:
+        assert path in result["diagnosis"]["paths"]
+    assert "(y.grad is right.)" in result["diagnosis"]["message"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def grad_z(x, y):\n    return y + 2*x, x\n",
+        "import numpy as np\n\ndef grad_z(a, b):\n    return float(np.add(b, 2 * a)), a\n",
+        "import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
+        "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
+        "    return x.grad.item(), y.grad.item()\n",
+    ],
+    ids=["closed form", "numpy and other names", "torch autograd"],
+)
+def test_a_correct_solution_written_differently_gets_full_marks(tmp_path: Path, source: str) -> None:
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
+    assert result["correct"] and result["score"] == result["max_score"] == 2
+
+
+def test_counting_the_detached_path_is_an_extra_path(tmp_path: Path) -> None:
+    source = "x = torch.tensor([x0], requires_grad=True)\na = x**2\nb = a\nz = b * x\nz.backward()\n"
+    result = grade_code(tmp_path, "detach", "frozen", source)
+    assert kind_of(result) == "extra_path"
+    assert ["x", "pow", "detach", "mul", "z"] in result["diagnosis"]["paths"]
+
+
+def test_a_loop_that_zeroes_between_calls_is_an_accumulation_mistake(tmp_path: Path) -> None:
+    source = ("x = torch.tensor([x0], requires_grad=True)\ny = x**2\nfor step in range(2):\n"
+              "    if x.grad is not None:\n        x.grad.zero_()\n    y.backward(retain_graph=True)\n")
+    assert kind_of(grade_code(tmp_path, "accumulation", "program", source)) == "accumulation"
+
+
+def test_a_missing_seed_reports_the_error_on_the_students_line(tmp_path: Path) -> None:
+    source = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward()\n"
+    result = grade_code(tmp_path, "non-scalar", "seeded", source)
+    assert kind_of(result) == "code_error"
+    assert "line 3" in result["diagnosis"]["message"] and "scalar outputs" in result["diagnosis"]["message"]
+
+
+def test_the_fix_mode_accepts_a_repaired_program(tmp_path: Path) -> None:
+    source = ("x = torch.tensor([x0])\nw = torch.tensor([0.0], requires_grad=True)\nwith torch.no_grad():\n"
+              "    w += w0\nz = w * x\nz.backward()\n")
+    assert grade_code(tmp_path, "untracked-leaf", "fix", source)["correct"]
+
+
+def test_code_that_never_defines_the_function_is_told_so(tmp_path: Path) -> None:
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", "def gradz(x, y):\n    return 1, 2\n")
+    assert kind_of(result) == "code_error" and "grad_z" in result["diagnosis"]["message"]
+
+
+def test_an_endless_loop_is_stopped_and_reported(tmp_path: Path) -> None:
+    result = grade_code(tmp_path, "negative-gradient", "grad_z", "def grad_z(x):\n    while True:\n        pass\n")
+    assert kind_of(result) == "code_error" and "limit" in result["diagnosis"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("slug", "answer", "kind"),
+    [
+        ("visual-walkthrough", "dz_dx=y + 2x", "correct"),
+        ("visual-walkthrough", "dz_dx=2*x + y", "correct"),
+        ("visual-walkthrough", "dz_dx=2x", "missing_path"),
+        ("visual-walkthrough", "dz_dx=y - 2x", "sign_error"),
+        ("positive-gradient", "dz_dx=2x+3", "correct"),
+        ("negative-gradient", "dz_dx=4 - 3x^2", "correct"),
+        ("negative-gradient", "dz_dx=4 - 3x", "wrong_local_derivative"),
+        ("dead-relu", "dy_dx=1", "dead_branch"),
+    ],
+)
+def test_formulas_are_diagnosed_at_every_point(slug: str, answer: str, kind: str) -> None:
+    key = answer.split("=")[0]
+    assert kind_of(grade(slug, answer)[key]) == kind
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["dz_dx=2*q"], "q"),
+        (["dz_dx=__import__('os')"], "Quotes"),
+        (["dz_dx=" + "x+" * 500_000 + "x"], "longer than"),
+        (["dz_dx=" + "x+" * 5_000 + "x"], "500"),
+        (["dz_dx=" + "(" * 5000 + "x" + ")" * 5000], "dz_dx"),
+        (["grad_z=def f(): pass"], "code"),
+    ],
+)
+def test_unreadable_formulas_exit_2_and_store_nothing(args: list[str], message: str) -> None:
+    with pytest.raises(CommandError) as caught:
+        call_command("grade", "visual-walkthrough", *args, stdout=io.StringIO())
+    assert caught.value.returncode == 2 and message in str(caught.value)
+    assert Submission.objects.count() == 0
+
+
+def test_code_with_a_syntax_error_exits_2_with_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.py"
+    path.write_text("def grad_z(x, y):\n    return (y + 2*x, x\n")
+    with pytest.raises(CommandError) as caught:
+        call_command("grade", "visual-walkthrough", "--code-file", f"grad_z={path}", stdout=io.StringIO())
+    assert caught.value.returncode == 2 and "line 2" in str(caught.value)
