@@ -170,3 +170,29 @@ def _wait_status(submission_id: int, status: str, timeout: float = 30) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"submission {submission_id} never reached {status}")
+
+
+def test_hostile_code_is_contained_and_the_worker_keeps_grading(
+    live_db: None, worker: Any, student: Person
+) -> None:
+    assignment = Assignment.objects.get(slug="visual-walkthrough")
+    hostile = {
+        "fork bomb": "import os\nwhile True:\n    os.fork()\n",
+        "memory": "def grad_z(x, y):\n    blob = bytearray(50 * 1024**3)\n    return 1, 1\n",
+        "kill the parent": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+        "os._exit": "import os\nos._exit(0)\n",
+    }
+    ids = [
+        submission_create(student=student.user, assignment=assignment, answers={}, code={"grad_z": source}).id
+        for source in hostile.values()
+    ]
+    graded = wait_graded(ids, timeout=120)
+    assert [s.status for s in graded] == ["graded"] * len(hostile)
+    for submission in graded:
+        part = next(p for p in submission.result.document["parts"] if p["part"] == "grad_z")
+        assert part["correct"] is False and part["diagnosis"]["kind"] == "code_error", part
+    assert worker.poll() is None
+    fine = submission_create(student=student.user, assignment=assignment, answers={},
+                             code={"grad_z": "def grad_z(x, y):\n    return y + 2*x, x\n"})
+    [after] = wait_graded([fine.id])
+    assert after.result.score == 2.0
