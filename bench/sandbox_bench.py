@@ -1,0 +1,143 @@
+"""Warm sandbox vs. a fresh python per job, side by side, under the same isolation.
+
+    .venv/bin/python bench/sandbox_bench.py [--quick] [--strict]
+
+Both columns run the seed example through the same server: same namespaces,
+seccomp filter, cgroups, slot uid and rlimits. The baseline job execs a new
+interpreter inside the jail (what a bwrap/nsjail/container-per-job design
+costs); the sandbox job is forked from the warm zygote. Targets (SPEC §8):
+p50 <= 30 ms per job and >= 40x faster than the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from sandbox import Limits, SandboxUnavailable, run_job  # noqa: E402
+from sandbox.server import spawn_server, stop_server  # noqa: E402
+
+SEED = """\
+import torch, sandbox_guest
+x = torch.tensor([2.0], requires_grad=True)
+z = x**2 + 3*x
+z.backward()
+sandbox_guest.emit(x.grad.item())
+"""
+WARM_LIMITS = Limits()
+BASELINE_LIMITS = Limits(wall_seconds=120, cpu_seconds=60)  # a cold torch import needs far more than 5 s
+BENCH_UID_BASE = 60600
+P50_TARGET_MS = 30.0
+RATIO_TARGET = 40.0
+
+
+@dataclass(frozen=True)
+class Run:
+    label: str
+    concurrency: int
+    latencies_ms: list[float]
+    server_ms: list[float]
+    elapsed_s: float
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.latencies_ms)
+
+    @property
+    def p95(self) -> float:
+        ordered = sorted(self.latencies_ms)
+        return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+    @property
+    def per_second(self) -> float:
+        return len(self.latencies_ms) / self.elapsed_s
+
+
+def _one(socket_path: str, fresh: bool) -> tuple[float, float]:
+    started = time.perf_counter()
+    result = run_job(source=SEED, socket_path=socket_path, fresh_interpreter=fresh,
+                     limits=BASELINE_LIMITS if fresh else WARM_LIMITS)
+    latency = (time.perf_counter() - started) * 1000
+    if result.status != "ok" or result.result != 7.0:
+        raise SystemExit(f"benchmark job failed: {result.status} {result.error} {result.stderr[-500:]}")
+    return latency, result.timings["run_ms"]
+
+
+def measure(socket_path: str, *, label: str, fresh: bool, jobs: int, concurrency: int) -> Run:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        samples = list(pool.map(lambda _: _one(socket_path, fresh), range(jobs)))
+    elapsed = time.perf_counter() - started
+    return Run(label, concurrency, [s[0] for s in samples], [s[1] for s in samples], elapsed)
+
+
+def _row(run: Run) -> str:
+    return (f"{run.label:<22} {run.concurrency:>3} {len(run.latencies_ms):>5} {run.p50:>9.1f} {run.p95:>9.1f}"
+            f" {statistics.median(run.server_ms):>10.1f} {run.per_second:>8.2f}")
+
+
+def report(warm: list[Run], cold: list[Run]) -> bool:
+    print(f"\n{'':<22} {'c':>3} {'jobs':>5} {'p50 ms':>9} {'p95 ms':>9} {'server ms':>10} {'jobs/s':>8}")
+    for run in [*warm, *cold]:
+        print(_row(run))
+    print()
+    met = True
+    for w, c in zip(warm, cold, strict=True):
+        latency_ratio, throughput_ratio = c.p50 / w.p50, w.per_second / c.per_second
+        print(f"concurrency {w.concurrency}: p50 {w.p50:.1f} ms vs {c.p50:.0f} ms -> {latency_ratio:.0f}x faster; "
+              f"throughput {w.per_second:.1f} vs {c.per_second:.2f} jobs/s -> {throughput_ratio:.0f}x")
+        met &= latency_ratio >= RATIO_TARGET
+    p50_ok = warm[0].p50 <= P50_TARGET_MS
+    print(f"target p50 <= {P50_TARGET_MS:g} ms (1 concurrent): {'met' if p50_ok else 'MISSED'}")
+    print(f"target >= {RATIO_TARGET:g}x the fresh-python baseline: {'met' if met else 'MISSED'}")
+    return p50_ok and met
+
+
+def _start_server(socket_path: str, slots: int) -> subprocess.Popen[bytes]:
+    """Seat uids are locked per server: skip ranges another server on this host holds."""
+    for attempt in range(10):
+        try:
+            return spawn_server(socket_path, slots=slots, uid_base=BENCH_UID_BASE + 64 * attempt,
+                                stderr=subprocess.DEVNULL)
+        except SandboxUnavailable:
+            continue
+    raise SystemExit("could not start a sandbox server (is this Linux, as root, with libseccomp2?)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer jobs: well under a minute")
+    parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args()
+    warm_jobs, cold_jobs = (60, 3) if args.quick else (300, 8)
+    directory = tempfile.mkdtemp(prefix="sandbox-bench-")
+    socket_path = os.path.join(directory, "bench.sock")
+    print(f"starting a sandbox server ({args.slots} slots) ...", flush=True)
+    server = _start_server(socket_path, args.slots)
+    try:
+        for _ in range(10):
+            _one(socket_path, fresh=False)  # first jobs page in lazily loaded code
+        levels = sorted({1, args.slots})
+        warm = [measure(socket_path, label="sandbox (warm fork)", fresh=False, jobs=warm_jobs, concurrency=c)
+                for c in levels]
+        print("running the baseline (a fresh python per job) ...", flush=True)
+        cold = [measure(socket_path, label="fresh python per job", fresh=True, jobs=max(cold_jobs, c), concurrency=c)
+                for c in levels]
+    finally:
+        stop_server(server)
+    met = report(warm, cold)
+    return 0 if met or not args.strict else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

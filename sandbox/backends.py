@@ -1,0 +1,159 @@
+"""Choosing the isolation backend and preparing what every job of it shares.
+
+`hardened` needs Linux, root and working namespaces plus libseccomp. The
+`insecure-dev` backend (rlimits only, for a laptop without namespaces) is
+never chosen silently: it must be enabled explicitly, and every result says so.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pwd
+import sys
+import tempfile
+
+from sandbox import jail, linux
+from sandbox.context import HARDENED, INSECURE_DEV
+from sandbox.warm import THREAD_VARIABLES
+
+GUEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
+_SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32")
+_PROBE_NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
+                     | linux.CLONE_NEWUTS | linux.CLONE_NEWPID | linux.CLONE_NEWCGROUP)
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested isolation cannot be provided here; the message says what to do."""
+
+
+def hardened_unavailable_reason() -> str | None:
+    """None when namespaces, mounts and seccomp all work; else why not."""
+    if not sys.platform.startswith("linux"):
+        return f"namespaces need Linux (this is {sys.platform})"
+    if os.geteuid() != 0:
+        return "the hardened backend must run as root (it switches each job to a seat uid)"
+    try:
+        from sandbox.seccomp import build_filter  # noqa: PLC0415 - libseccomp may be missing
+
+        build_filter()
+    except OSError as exc:
+        return f"libseccomp is unavailable ({exc}); install the libseccomp2 package"
+    pid = os.fork()
+    if pid == 0:  # probe in a throw-away child: the namespaces die with it
+        try:
+            linux.unshare(_PROBE_NAMESPACES)
+            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+            linux.mount("tmpfs", tempfile.gettempdir(), "tmpfs", 0, "size=64k")
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return None if status == 0 else "creating namespaces or mounts failed (a container without CAP_SYS_ADMIN?)"
+
+
+def choose_backend(requested: str, allow_insecure_dev_backend: bool) -> str:
+    """`auto` means hardened when possible; the development backend only when explicitly allowed."""
+    if requested not in ("auto", HARDENED, INSECURE_DEV):
+        raise BackendUnavailable(f"unknown backend {requested!r}")
+    reason = "it was requested" if requested == INSECURE_DEV else hardened_unavailable_reason()
+    if reason is None:
+        return HARDENED
+    if requested == HARDENED:
+        raise BackendUnavailable(f"the hardened sandbox is unavailable: {reason}")
+    if not allow_insecure_dev_backend:
+        raise BackendUnavailable(
+            f"the hardened sandbox is unavailable ({reason}); the insecure development backend "
+            "(rlimits only, no isolation) must be enabled explicitly with --allow-insecure-dev-backend"
+        )
+    return INSECURE_DEV
+
+
+def check_seat_uids(uids: list[int]) -> None:
+    """Refuse uids that exist on the host or run a process: a seat uid must be ours alone."""
+    for uid in uids:
+        try:
+            name = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            pass
+        else:
+            raise BackendUnavailable(f"seat uid {uid} belongs to user {name!r}; choose another --uid-base")
+    owners = _process_uids()
+    for pid, uid in owners.items():
+        if uid in uids:
+            raise BackendUnavailable(f"seat uid {uid} is in use by process {pid}; choose another --uid-base")
+
+
+def claim_seat_uids(uids: list[int]) -> list[int]:
+    """Hold an exclusive lock per uid for the server's lifetime: two servers never share one."""
+    directory = "/run/sandbox-uids" if os.path.isdir("/run") else os.path.join(tempfile.gettempdir(), "sandbox-uids")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    held: list[int] = []
+    for uid in uids:
+        fd = os.open(os.path.join(directory, f"{uid}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            for other in held:
+                os.close(other)
+            raise BackendUnavailable(
+                f"seat uid {uid} is held by another sandbox server; choose another --uid-base") from None
+        held.append(fd)
+    check_seat_uids(uids)
+    return held
+
+
+def _process_uids() -> dict[int, int]:
+    owners = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                owners[int(entry)] = os.stat(f"/proc/{entry}").st_uid
+            except OSError:
+                continue  # exited meanwhile
+    return owners
+
+
+def _is_within(path: str, ancestor: str) -> bool:
+    return path == ancestor or path.startswith(ancestor.rstrip("/") + "/")
+
+
+def allow_list(package_dirs: list[str]) -> list[str]:
+    """The host paths a job may see (read-only): Python, the venv, listed packages, libraries."""
+    paths = [os.path.realpath(sys.base_prefix), sys.prefix, *package_dirs, GUEST_DIR]
+    paths += [path for path in _SYSTEM_LIBRARIES if os.path.lexists(path)]
+    project = os.getcwd()
+    for path in paths:
+        real = os.path.realpath(path)
+        if real == "/" or (project != "/" and _is_within(project, real)):
+            raise BackendUnavailable(
+                f"refusing to expose {path} to jobs: it contains the working directory {project} "
+                "(the project directory holds the answer catalog)"
+            )
+    return paths
+
+
+def validate_package_dir(path: str) -> str:
+    path = os.path.abspath(path)
+    if not os.path.isfile(os.path.join(path, "__init__.py")):
+        raise BackendUnavailable(f"--package-dir {path} is not a Python package (no __init__.py)")
+    return path
+
+
+def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR) -> dict[str, str]:
+    """The whole environment a job sees: nothing inherited, nothing secret."""
+    search_path = [os.path.dirname(path) for path in package_dirs] + [GUEST_DIR]
+    return {
+        "PATH": f"{sys.prefix}/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "USER": "sandbox",
+        "LOGNAME": "sandbox",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": os.pathsep.join(dict.fromkeys(search_path)),
+        **THREAD_VARIABLES,
+    }
+

@@ -1,0 +1,123 @@
+"""The client the Celery worker (and the CLI) use to run a job in the sandbox server.
+
+Errors are split by whose fault they are: a `JobResult` with a non-ok status is
+the job's doing; a `SandboxError` is infrastructure (retry, never charge the
+student an attempt); a `SandboxRequestError` is a bug in what the caller sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import time
+from typing import Any
+
+from sandbox.limits import Limits, LimitsError, validate_limits
+from sandbox.protocol import PROTOCOL_VERSION, JobRequest, ProtocolError, recv_message, send_message
+from sandbox.result import INSECURE_DEV, InvalidResponse, JobResult, parse_response
+
+DEFAULT_SOCKET = "/run/sandbox/sandbox.sock"
+_QUEUE_ALLOWANCE_SECONDS = 60.0  # time a job may wait for a free slot (back-pressure)
+
+
+class SandboxError(Exception):
+    """The sandbox could not produce a verdict (not the student's fault)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """No server answered in time."""
+
+
+class SandboxProtocolError(SandboxError):
+    """The server's answer broke the schema or a size cap."""
+
+
+class SandboxRequestError(SandboxError, ValueError):
+    """The request itself was unacceptable (oversized source, bad limits, non-JSON input)."""
+
+
+class InsecureBackendRefused(SandboxError):
+    """The server runs the development backend but the caller did not allow it."""
+
+
+def default_socket_path() -> str:
+    return os.environ.get("SANDBOX_SOCKET") or DEFAULT_SOCKET
+
+
+def _exchange(socket_path: str, message: dict[str, Any], timeout: float, max_bytes: int) -> dict[str, Any]:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(socket_path)
+            send_message(sock, message)
+            return recv_message(sock, max_bytes)
+    except ProtocolError as exc:
+        raise SandboxProtocolError(str(exc)) from None
+    except OSError as exc:  # includes TimeoutError
+        raise SandboxUnavailable(f"sandbox at {socket_path} unavailable: {exc}") from None
+
+
+def _checked(document: dict[str, Any]) -> dict[str, Any]:
+    if document.get("v") != PROTOCOL_VERSION:
+        raise SandboxProtocolError("unsupported protocol version in response")
+    if isinstance(document.get("failure"), str):
+        raise SandboxError(f"sandbox failure: {document['failure'][:1000]}")
+    if isinstance(document.get("rejected"), str):
+        raise SandboxRequestError(f"sandbox rejected the request: {document['rejected'][:1000]}")
+    return document
+
+
+def ping(*, socket_path: str, timeout: float = 5.0) -> dict[str, Any]:
+    """Round-trip to a proxy; returns {"backend": ...}. For health checks."""
+    document = _checked(_exchange(socket_path, {"v": PROTOCOL_VERSION, "op": "ping"}, timeout, 4096))
+    if document.get("op") != "pong" or not isinstance(document.get("backend"), str):
+        raise SandboxProtocolError("unexpected answer to ping")
+    return {"backend": document["backend"]}
+
+
+def _response_cap(limits: Limits) -> int:
+    # JSON escaping can grow text up to 6x (\u0000); bound it, but generously.
+    return 6 * (2 * limits.output_bytes + limits.result_bytes) + 64 * 1024
+
+
+def _request(source: str, input: object, limits: Limits, fresh_interpreter: bool) -> JobRequest:
+    try:
+        validate_limits(limits)
+        input_json = json.dumps(input)
+    except (LimitsError, TypeError, ValueError) as exc:
+        raise SandboxRequestError(str(exc)) from None
+    return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh_interpreter)
+
+
+def run_job(
+    *,
+    source: str,
+    input: object = None,
+    limits: Limits | None = None,
+    socket_path: str,
+    timeout: float | None = None,
+    allow_insecure_dev_backend: bool = False,
+    fresh_interpreter: bool = False,
+) -> JobResult:
+    """Run `source` in the sandbox and return its validated result.
+
+    `input` is handed to the job as JSON (`sandbox_guest.job_input()`); never put
+    answers or reference code in it. `fresh_interpreter` is the benchmark baseline.
+    """
+    limits = limits or Limits()
+    request = _request(source, input, limits, fresh_interpreter)
+    started = time.monotonic()
+    wait = timeout if timeout is not None else limits.wall_seconds + _QUEUE_ALLOWANCE_SECONDS
+    document = _checked(_exchange(socket_path, request.to_message(), wait, _response_cap(limits)))
+    try:
+        result = parse_response(document, limits)
+    except InvalidResponse as exc:
+        raise SandboxProtocolError(f"invalid result document: {exc}") from None
+    if result.backend == INSECURE_DEV and not allow_insecure_dev_backend:
+        raise InsecureBackendRefused(
+            "the sandbox server runs the insecure development backend; pass "
+            "allow_insecure_dev_backend=True only on a development machine")
+    timings = {**result.timings, "roundtrip_ms": round((time.monotonic() - started) * 1000, 3)}
+    return dataclasses.replace(result, timings=timings)

@@ -1,0 +1,141 @@
+"""The job's private root, built by the job's init inside fresh namespaces.
+
+Layout seen by the job:
+    /<allow-listed host paths>   read-only, nosuid, nodev (Python, venv, packages, libs)
+    /job  /tmp  /dev/shm         one size- and inode-limited tmpfs owned by the seat uid
+    /proc                        a fresh proc for the job's PID namespace, other users hidden
+    /dev/{null,zero,full,random,urandom}
+Nothing else of the host exists: no /etc, no /home, no project directory, no sockets.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sandbox import linux
+from sandbox.limits import MIB, Limits
+
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_RO = linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV
+_JOB_FS_FLAGS = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+_NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
+               | linux.CLONE_NEWUTS | linux.CLONE_NEWCGROUP)
+WORK_DIR = "/job"
+RESERVED = (WORK_DIR, "/tmp", "/dev", "/proc")  # the jail provides these itself
+_STAGING = "/.jobfs"  # empty mount point in the read-only root, used while building a job tmpfs
+_JOB_MOUNTS = ((WORK_DIR, "work"), ("/tmp", "tmp"), ("/dev/shm", "shm"))
+
+
+@dataclass(frozen=True)
+class RootPlan:
+    """Computed once in the zygote; applied per job by the init."""
+
+    mount_point: str  # empty host directory the new root is mounted on
+    binds: tuple[str, ...]  # absolute host directories mirrored read-only
+    symlinks: tuple[tuple[str, str], ...]  # (path, target) recreated as on the host
+
+
+def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
+    """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks."""
+    binds: dict[str, None] = {}
+    symlinks: dict[str, str] = {}
+    for path in map(os.path.abspath, paths):
+        if os.path.islink(path):
+            symlinks[path] = os.readlink(path)
+            path = os.path.realpath(path)
+        if os.path.isdir(path):
+            binds[path] = None
+    nested = [b for b in binds if any(b != o and b.startswith(o + "/") for o in binds)]
+    for path in nested:
+        del binds[path]  # already visible through an enclosing bind
+    for path in [*binds, *symlinks]:
+        clash = next((r for r in RESERVED if path == r or path.startswith(r + "/")), None)
+        if clash:
+            raise ValueError(f"cannot expose {path} to jobs: {clash} is private to each job")
+    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())))
+
+
+def _inside(root: str, path: str) -> str:
+    return os.path.join(root, path.lstrip("/"))
+
+
+def _bind(source: str, target: str, flags: int = _RO) -> None:
+    linux.mount(source, target, None, linux.MS_BIND)
+    linux.mount(None, target, None, linux.MS_REMOUNT | linux.MS_BIND | flags)
+
+
+def fresh_job_fs(uid: int, gid: int) -> None:
+    """Replace /job, /tmp and /dev/shm with one new, empty tmpfs (so one quota covers all).
+
+    Runs in the init between jobs: nothing a job wrote survives into the next one.
+    It starts tiny; `size_job_fs` applies the next job's limits once they are known.
+    """
+    os.chdir("/")  # a working directory inside the old tmpfs would keep it alive
+    for target, _ in _JOB_MOUNTS:
+        try:
+            linux.umount(target)
+        except OSError:
+            pass  # nothing mounted yet (first job)
+    linux.mount("tmpfs", _STAGING, "tmpfs", _JOB_FS_FLAGS, "size=64k,nr_inodes=16,mode=0755")
+    for target, name in _JOB_MOUNTS:
+        os.mkdir(os.path.join(_STAGING, name), 0o700)
+        os.chown(os.path.join(_STAGING, name), uid, gid)
+        linux.mount(os.path.join(_STAGING, name), target, None, linux.MS_BIND)
+    linux.umount(_STAGING)
+    os.chdir(WORK_DIR)  # the student process inherits it
+
+
+def _populate_dev(root: str) -> None:
+    dev = _inside(root, "/dev")
+    os.makedirs(dev, exist_ok=True)
+    for name in _DEVICES:
+        node = os.path.join(dev, name)
+        open(node, "w").close()
+        _bind(f"/dev/{name}", node, linux.MS_NOSUID | linux.MS_NOEXEC)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, os.path.join(dev, name))
+
+
+def size_job_fs(limits: Limits) -> None:
+    """Remount the (still empty) job tmpfs with this job's size and inode limits."""
+    options = f"size={limits.file_mb * MIB},nr_inodes={limits.max_files}"
+    linux.mount(None, WORK_DIR, None, linux.MS_REMOUNT | _JOB_FS_FLAGS, options)
+
+
+def enter(plan: RootPlan) -> None:
+    """Unshare mount/net/IPC/UTS/cgroup namespaces and pivot into a fresh private root.
+
+    Must run as root in the process that is PID 1 of the seat's new PID
+    namespace, so the /proc mounted here shows only the seat's processes.
+    """
+    linux.unshare(_NAMESPACES)
+    linux.sethostname("sandbox")
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)  # nothing propagates to the host
+    root = plan.mount_point
+    linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
+    for path in plan.binds:
+        os.makedirs(_inside(root, path), exist_ok=True)
+        _bind(path, _inside(root, path))
+    for path, target in plan.symlinks:
+        os.makedirs(os.path.dirname(_inside(root, path)), exist_ok=True)
+        os.symlink(target, _inside(root, path))
+    for path in [_STAGING, *(target for target, _ in _JOB_MOUNTS)]:
+        os.makedirs(_inside(root, path), exist_ok=True)
+    _populate_dev(root)
+    os.mkdir(_inside(root, "/proc"))
+    linux.mount("proc", _inside(root, "/proc"), "proc",
+                linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=invisible")
+    _pivot(root)
+
+
+def _pivot(root: str) -> None:
+    old = _inside(root, ".old-root")
+    os.mkdir(old)
+    linux.pivot_root(root, old)
+    os.chdir("/")
+    linux.umount("/.old-root")  # detach: the host's tree is gone from this namespace
+    os.rmdir("/.old-root")
+    linux.mount(None, "/", None, linux.MS_REMOUNT | linux.MS_BIND | _RO)
+    os.chdir(WORK_DIR)

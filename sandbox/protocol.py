@@ -1,0 +1,93 @@
+"""The wire protocol between client and per-job proxy.
+
+One request and one response per connection, each a 4-byte big-endian length
+followed by UTF-8 JSON. Both sides cap the length before reading, so neither a
+client nor a compromised job can make the other side buffer without bound.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from sandbox.limits import Limits, LimitsError
+
+PROTOCOL_VERSION = 1
+MAX_SOURCE_BYTES = 1024 * 1024
+MAX_INPUT_BYTES = 4 * 1024 * 1024
+MAX_REQUEST_BYTES = MAX_SOURCE_BYTES + MAX_INPUT_BYTES + 64 * 1024
+_HEADER = struct.Struct(">I")
+
+
+class ProtocolError(Exception):
+    """A malformed, oversized or truncated message."""
+
+
+def send_message(sock: socket.socket, document: dict[str, Any]) -> None:
+    payload = json.dumps(document, separators=(",", ":")).encode()
+    sock.sendall(_HEADER.pack(len(payload)) + payload)
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining:
+        chunk = sock.recv(min(remaining, 1 << 20))
+        if not chunk:
+            raise ProtocolError("connection closed mid-message")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_message(sock: socket.socket, max_bytes: int) -> dict[str, Any]:
+    (size,) = _HEADER.unpack(_recv_exactly(sock, _HEADER.size))
+    if size > max_bytes:
+        raise ProtocolError(f"message of {size} bytes exceeds the {max_bytes}-byte cap")
+    try:
+        document = json.loads(_recv_exactly(sock, size))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"message is not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise ProtocolError("message is not a JSON object")
+    return document
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    source: str
+    input_json: str  # kept serialised: the job parses it, the proxy never interprets it
+    limits: Limits
+    fresh_interpreter: bool = False  # benchmark baseline: exec a new python in the same jail
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "v": PROTOCOL_VERSION,
+            "op": "run",
+            "source": self.source,
+            "input_json": self.input_json,
+            "limits": self.limits.to_dict(),
+            "fresh_interpreter": self.fresh_interpreter,
+        }
+
+
+def parse_request(document: dict[str, Any]) -> JobRequest:
+    """Validate a run request; raise ProtocolError naming the bad field."""
+    if document.get("v") != PROTOCOL_VERSION or document.get("op") != "run":
+        raise ProtocolError("unsupported protocol version or operation")
+    source, input_json = document.get("source"), document.get("input_json")
+    if not isinstance(source, str) or len(source.encode()) > MAX_SOURCE_BYTES:
+        raise ProtocolError(f"source must be a string of at most {MAX_SOURCE_BYTES} bytes")
+    if not isinstance(input_json, str) or len(input_json.encode()) > MAX_INPUT_BYTES:
+        raise ProtocolError(f"input must serialise to at most {MAX_INPUT_BYTES} bytes")
+    fresh = document.get("fresh_interpreter", False)
+    if not isinstance(fresh, bool):
+        raise ProtocolError("fresh_interpreter must be a boolean")
+    try:
+        limits = Limits.from_dict(document.get("limits", {}))
+    except (LimitsError, TypeError) as exc:
+        raise ProtocolError(f"invalid limits: {exc}") from None
+    return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh)

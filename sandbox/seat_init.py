@@ -1,0 +1,217 @@
+"""A seat's init: PID 1 of the seat's PID namespace, long-lived, never sees a job's code.
+
+Forked once per seat from the pristine zygote, it joins the seat's cgroups,
+enters fresh namespaces and pivots into the private root (the slow part, done
+once). Then, per job: it forks the next student process in advance and hands
+the proxy the other ends of that process's pipes; the student process reads
+its job itself. When that process ends (or the proxy asks), the init kills
+every other process of the namespace with kill(-1), reaps them all, and gives
+the next job a fresh IPC namespace and a fresh tmpfs. It never receives a
+job, so its memory (which every student process inherits) stays the zygote's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from sandbox import jail, linux
+from sandbox.confine import JobPipes
+from sandbox.context import Seat, ServerContext
+from sandbox.student import run_student
+
+_MESSAGE_BYTES = 65536
+REAP_SECONDS = 5.0  # SIGKILLed processes are gone within milliseconds unless stuck in the kernel
+
+
+def send(control: socket.socket, **event: Any) -> None:
+    with contextlib.suppress(OSError):  # the proxy is gone: nothing left to tell
+        control.sendall(json.dumps(event).encode() + b"\n")
+
+
+def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
+    if seat.cgroup is not None:
+        seat.cgroup.join_self()
+    with contextlib.suppress(OSError):  # needs CAP_SYS_RESOURCE; the job gets +1000 anyway
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write("-1000")
+    if ctx.root is not None:
+        jail.enter(ctx.root)
+        return
+    os.chdir(work_dir or "/")
+    if sys.platform.startswith("linux"):
+        linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)  # no PID namespace: orphans come to us
+
+
+def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
+    """Between jobs: nothing of the last job may reach the next one."""
+    if ctx.root is not None:
+        linux.unshare(linux.CLONE_NEWIPC)  # SysV IPC objects outlive their processes
+        jail.fresh_job_fs(seat.identity.uid, seat.identity.gid)
+    elif work_dir is not None:
+        for entry in os.listdir(work_dir):
+            path = os.path.join(work_dir, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
+def _kill_everything(hardened: bool, student: int) -> None:
+    if hardened:
+        with contextlib.suppress(ProcessLookupError):  # ESRCH: nobody left to kill
+            os.kill(-1, signal.SIGKILL)  # from PID 1: every other process of the namespace
+    else:
+        with contextlib.suppress(OSError):
+            os.killpg(student, signal.SIGKILL)  # development backend: the job's process group
+
+
+def _reap(*, until_none_left: float = 0.0) -> list[tuple[int, int, float]]:
+    """(pid, status, cpu seconds) of every child that has ended; with `until_none_left`,
+    keep waiting up to that many seconds for the rest (they have all been sent SIGKILL)."""
+    ended: list[tuple[int, int, float]] = []
+    deadline = time.monotonic() + until_none_left
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return ended
+        if pid:
+            ended.append((pid, status, usage.ru_utime + usage.ru_stime))
+        elif time.monotonic() < deadline:
+            time.sleep(0.002)
+        else:
+            return ended
+
+
+@dataclass
+class _ProxyLine:
+    """What the seat's current proxy asks: newline-delimited JSON requests, each naming
+    the student process it is for, so a late request never reaches the next one."""
+
+    control: socket.socket
+    student: int = 0
+    kill_requested: bool = False
+    proxy_done: bool = False
+    _pending: bytearray = field(default_factory=bytearray)
+
+    def serve(self, student: int) -> None:
+        self.student, self.kill_requested, self.proxy_done = student, False, False
+
+    def read(self) -> bool:
+        """Take in what arrived; False at EOF (the server is gone)."""
+        chunk = self.control.recv(_MESSAGE_BYTES)
+        *lines, rest = (self._pending + chunk).split(b"\n")
+        self._pending = bytearray(rest[:_MESSAGE_BYTES])
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                request = json.loads(line)
+                if isinstance(request, dict) and request.get("token") == self.student:
+                    self.kill_requested |= request.get("op") == "kill"
+                    self.proxy_done |= request.get("op") == "done"
+        return bool(chunk)
+
+    def await_proxy_done(self) -> bool:
+        """The next "ready" must not reach this proxy: wait until it has read all it wants."""
+        while not self.proxy_done:
+            if not self.read():
+                return False
+        return True
+
+
+def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool) -> tuple[int, float] | None:
+    """Until the student process ends; a "kill" from the proxy (or its absence) ends it sooner."""
+    while True:
+        readable, _, _ = select.select([line.control.fileno(), wake], [], [])
+        if wake in readable:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake, 4096)
+            for pid, status, cpu in _reap():
+                if pid == student:
+                    return status, cpu
+        if line.control.fileno() in readable:
+            alive = line.read()
+            if not alive or line.kill_requested:
+                _kill_everything(hardened, student)
+            if not alive:
+                return None  # the server is gone
+
+
+def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket) -> tuple[int, int]:
+    """Fork the next student process, which waits for its job; give the proxy the other ends."""
+    ends = {name: os.pipe() for name in ("job", "stdout", "stderr", "result", "status")}
+    writers = {name: ends[name][1] for name in ("stdout", "stderr", "result", "status")}
+    pipes = JobPipes(job=ends["job"][0], **writers)
+    student = os.fork()
+    if student == 0:
+        for name, (read, write) in ends.items():
+            os.close(write if name == "job" else read)
+        run_student(pipes=pipes, seat=seat, ctx=ctx)
+    for name, (read, write) in ends.items():
+        os.close(read if name == "job" else write)
+    proxy_ends = [ends["job"][1], *(ends[name][0] for name in ("stdout", "stderr", "result"))]
+    ready = {"event": "ready", "token": student}
+    socket.send_fds(control, [json.dumps(ready).encode() + b"\n"], proxy_ends)
+    for fd in proxy_ends:
+        os.close(fd)
+    return student, ends["status"][0]
+
+
+def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int) -> bool:
+    """One student process from fork to reaping; False when the server has gone away."""
+    hardened = ctx.root is not None
+    student, setup_read = _prepare_student(seat, ctx, line.control)
+    line.serve(student)
+    outcome = _watch_student(student, line, wake, hardened)
+    _kill_everything(hardened, student)
+    for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
+        if pid == student:
+            outcome = (status, cpu)
+    with os.fdopen(setup_read, "rb") as setup:
+        failure = setup.read(4096).decode(errors="replace")
+    if outcome is None:
+        return False
+    if failure:
+        send(line.control, event="failure", message=failure)
+    else:
+        send(line.control, event="exited", status=outcome[0], cpu=outcome[1])
+    return line.await_proxy_done()
+
+
+def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> NoReturn:
+    """Body of the init; never returns. Exits when the server side of `control` closes."""
+    work_dir = None if ctx.root is not None else tempfile.mkdtemp(prefix="sandbox-dev-seat-")
+    wake_read, wake_write = os.pipe()
+    for fd in (wake_read, wake_write):
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(wake_write)  # SIGCHLD wakes the select loop
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    os.environ.clear()
+    os.environ.update(ctx.job_env)  # what every student process inherits
+    if work_dir is not None:
+        os.environ.update(HOME=work_dir, TMPDIR=work_dir)
+    try:
+        _setup(seat, ctx, work_dir)
+        line = _ProxyLine(control)
+        while True:
+            _reset(seat, ctx, work_dir)
+            if not _serve_one(seat, ctx, line, wake_read):
+                break
+    except BaseException as exc:  # noqa: BLE001 - reported as an infrastructure failure
+        send(control, event="failure", message=f"seat init: {exc!r}")
+        os._exit(1)
+    finally:
+        if work_dir is not None:
+            shutil.rmtree(work_dir, ignore_errors=True)
+    os._exit(0)

@@ -1,0 +1,77 @@
+"""The student process: forked by the seat's init *before* its job exists, then confined.
+
+While it waits it holds nothing but the pristine zygote image. The proxy
+writes the job (limits, source, input) into its pipe; it is the first process
+of the seat to hold the job's code. It applies the limits, drops every
+privilege and runs the code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+from sandbox import confine, jail, warm
+from sandbox.context import Seat, ServerContext
+from sandbox.limits import Limits
+
+EXIT_NO_JOB = 120  # the proxy closed the pipe without a job: nothing ran
+EXIT_SETUP_FAILED = 121
+
+
+def _report_failure(fd: int, message: str) -> NoReturn:
+    try:
+        os.write(fd, message[:3000].encode())
+    except OSError:
+        pass
+    os._exit(EXIT_SETUP_FAILED)
+
+
+def _read_job(fd: int) -> dict[str, Any] | None:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    if not chunks:
+        return None
+    job = json.loads(b"".join(chunks))
+    if not isinstance(job, dict) or not all(isinstance(job.get(k), str) for k in ("source", "input_json")):
+        raise ValueError("malformed job")
+    return job
+
+
+def _exec_fresh_interpreter(job: dict[str, Any], limits: Limits, ctx: ServerContext) -> NoReturn:
+    """Benchmark baseline: a brand-new python in exactly the same jail."""
+    payload = {"source": job["source"], "input_json": job["input_json"],
+               "result_fd": confine.RESULT_FD, "result_cap": limits.result_bytes}
+    fd = os.memfd_create("job", 0)
+    os.write(fd, json.dumps(payload).encode())
+    os.lseek(fd, 0, os.SEEK_SET)
+    bootstrap = (f"import sys; sys.path.insert(0, {ctx.guest_dir!r}); "
+                 f"import sandbox_guest; sandbox_guest.run_from_fd({fd})")
+    os.execve(ctx.python, [ctx.python, "-c", bootstrap], dict(os.environ))
+
+
+def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> NoReturn:
+    """Body of the student process; never returns."""
+    try:
+        confine.wire_descriptors(pipes)
+    except BaseException as exc:  # noqa: BLE001 - must not fall back into the init's code
+        _report_failure(pipes.status, f"descriptors: {exc!r}")
+    try:
+        warm.touch_common_paths()  # take the copy-on-write faults now, while no job waits
+        job = _read_job(confine.JOB_FD)
+        if job is None:
+            os._exit(EXIT_NO_JOB)
+        limits = Limits.from_dict(job["limits"])
+        if ctx.root is not None:
+            jail.size_job_fs(limits)
+        confine.lock_down(limits=limits, identity=seat.identity, data_base=ctx.data_base, seccomp=ctx.seccomp)
+    except BaseException as exc:  # noqa: BLE001
+        _report_failure(confine.SETUP_STATUS_FD, f"confinement: {exc!r}")
+    if job.get("fresh"):
+        _exec_fresh_interpreter(job, limits, ctx)
+    guest = sys.modules["sandbox_guest"]
+    os._exit(guest.run(job["source"], job["input_json"], confine.RESULT_FD, limits.result_bytes))

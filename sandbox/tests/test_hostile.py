@@ -1,0 +1,215 @@
+"""The hostile battery: each program is contained, graded as a clean verdict with a clear
+message, the server survives and later jobs are unaffected (the `contained` fixture)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from sandbox import Limits
+from sandbox.protocol import JobRequest, send_message
+from sandbox.tests.conftest import Server
+
+QUICK = {"wall_seconds": 2.0, "cpu_seconds": 1.0, "memory_mb": 256}
+
+
+def test_it_stops_a_fork_bomb(contained: Server) -> None:
+    result = contained.run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+                           **QUICK)
+    assert result.status == "timeout"
+    assert result.error == "Time limit of 2 s exceeded"
+
+
+def test_it_stops_an_infinite_loop_on_cpu_time(contained: Server) -> None:
+    result = contained.run("while True:\n    pass\n", wall_seconds=5, cpu_seconds=1)
+    assert result.status == "timeout"
+    assert result.error == "CPU time limit of 1 s exceeded"
+
+
+def test_it_stops_a_program_sleeping_forever(contained: Server) -> None:
+    result = contained.run("import time\ntime.sleep(10**6)\n", wall_seconds=1)
+    assert result.status == "timeout"
+    assert result.error == "Time limit of 1 s exceeded"
+    assert 1000 <= result.timings["run_ms"] < 3000
+
+
+def test_it_refuses_a_50_gb_tensor(contained: Server) -> None:
+    result = contained.run("import torch\nx = torch.empty(50 * 10**9, dtype=torch.uint8)\nx.fill_(1)\n", **QUICK)
+    assert result.status == "memory"
+    assert result.error is not None and result.error.startswith("Memory limit of 256 MiB exceeded")
+
+
+def test_it_stops_growing_memory(contained: Server) -> None:
+    result = contained.run("blocks = []\nwhile True:\n    blocks.append(bytearray(16 * 2**20))\n", **QUICK)
+    assert result.status == "memory"
+    assert result.error is not None and "Memory limit of 256 MiB exceeded" in result.error
+
+
+def test_the_cgroup_limits_memory_spread_over_processes(contained: Server) -> None:
+    # Each child stays under RLIMIT_DATA; only the cgroup sees the total.
+    source = (
+        "import os, time\n"
+        "for _ in range(4):\n"
+        "    if os.fork() == 0:\n"
+        "        block = b\"x\" * (150 * 2**20)  # written, so really resident\n"
+        "        time.sleep(30)\n"
+        "time.sleep(30)\n"
+    )
+    result = contained.run(source, wall_seconds=10, cpu_seconds=5, memory_mb=256)
+    assert result.status == "memory"
+    assert result.error == "Memory limit of 256 MiB exceeded"
+
+
+@pytest.mark.parametrize("directory", ["/job", "/dev/shm", "/tmp"])
+def test_it_stops_a_10_gb_file(contained: Server, directory: str) -> None:
+    source = (f"with open('{directory}/big', 'wb') as f:\n"
+              "    for _ in range(10 * 1024):\n        f.write(bytes(2**20))\n")
+    result = contained.run(source, **QUICK)
+    assert result.status == "error"
+    assert result.error is not None
+    assert "File too large" in result.error or "No space left on device" in result.error
+
+
+def test_it_stops_many_small_files(contained: Server) -> None:
+    result = contained.run("for i in range(10**6):\n    open(f'f{i}', 'w').close()\n", **QUICK)
+    assert result.status == "error"
+    assert result.error is not None and "No space left on device" in result.error
+
+
+@pytest.mark.parametrize("port", [6379, 5432], ids=["redis", "postgresql"])
+def test_it_cannot_reach_local_services(contained: Server, port: int) -> None:
+    with socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass  # the service really listens on this host
+    result = contained.run(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=1)\n")
+    assert result.status == "error"
+    assert result.error is not None and "Address family not supported" in result.error
+
+
+def test_it_cannot_read_etc_shadow(contained: Server) -> None:
+    result = contained.run("print(open('/etc/shadow').read())\n")
+    assert result.status == "error"
+    assert result.error is not None and result.error.startswith("FileNotFoundError")
+
+
+def test_it_cannot_write_outside_the_job_dir(contained: Server) -> None:
+    source = (
+        "import sandbox_guest\nfailures = {}\n"
+        "for path in ['/x', '/usr/lib/x', '/work/main/.venv/x', '/proc/x', '/job/ok']:\n"
+        "    try:\n        open(path, 'w').close()\n"
+        "    except OSError as exc:\n        failures[path] = exc.strerror\n"
+        "sandbox_guest.emit(failures)\n"
+    )
+    result = contained.run(source)
+    assert result.status == "ok"
+    assert set(result.result) == {"/x", "/usr/lib/x", "/work/main/.venv/x", "/proc/x"}
+
+
+def test_setuid_zero_is_refused(contained: Server) -> None:
+    result = contained.run("import os\nos.setuid(0)\n")
+    assert result.status == "error"
+    assert result.error is not None and result.error.startswith("PermissionError: [Errno 1]")
+
+
+@pytest.mark.parametrize("call", [
+    "libc.unshare(0x10000000)",  # CLONE_NEWUSER
+    "libc.unshare(0x20000000)",  # CLONE_NEWPID
+    "libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)",  # clone(CLONE_NEWUSER | SIGCHLD)
+    "libc.ptrace(16, 1, 0, 0)",  # PTRACE_ATTACH to the init
+    "libc.ptrace(0, 0, 0, 0)",  # PTRACE_TRACEME
+    "libc.syscall(321, 0, 0, 0)",  # bpf
+    "libc.syscall(298, 0, 0, -1, -1, 0)",  # perf_event_open
+    "libc.syscall(323, 0)",  # userfaultfd
+    "libc.syscall(425, 8, 0)",  # io_uring_setup
+    "libc.syscall(250, 0, 0, 0, 0, 0)",  # keyctl
+    "libc.syscall(165, 0, 0, 0, 0, 0)",  # mount
+    "libc.ioctl(0, 0x5412, ctypes.c_char_p(b'x'))",  # TIOCSTI
+])
+def test_seccomp_denies_escape_syscalls(contained: Server, call: str) -> None:
+    source = (
+        "import ctypes, os, sandbox_guest\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        f"rc = {call}\nsandbox_guest.emit([rc, ctypes.get_errno()])\n"
+        "if rc == 0:\n    os._exit(0)  # a successful clone child must not emit twice\n"
+    )
+    result = contained.run(source)
+    assert result.status == "ok"
+    assert result.result == [-1, 1]  # EPERM
+
+
+def test_kill_minus_one_only_reaches_the_job_itself(contained: Server) -> None:
+    neighbour: dict[str, object] = {}
+    sleeper = threading.Thread(target=lambda: neighbour.update(
+        result=contained.run("import time, sandbox_guest\ntime.sleep(1.5)\nsandbox_guest.emit('alive')\n")))
+    sleeper.start()
+    result = contained.run("import os, signal, time\ntime.sleep(0.3)\ntry:\n    os.kill(-1, signal.SIGKILL)\n"
+                           "except ProcessLookupError:\n    pass\nprint('still here')\n")
+    sleeper.join()
+    assert (result.status, result.stdout) == ("ok", "still here\n")
+    assert neighbour["result"].status == "ok" and neighbour["result"].result == "alive"  # type: ignore[attr-defined]
+
+
+def test_it_cannot_kill_its_parent(contained: Server) -> None:
+    source = (
+        "import os, sandbox_guest\nerrors = []\n"
+        "for pid in (os.getppid(), 1):\n"
+        "    try:\n        os.kill(pid, 9)\n    except OSError as exc:\n        errors.append(exc.errno)\n"
+        "sandbox_guest.emit([os.getppid(), errors])\n"
+    )
+    result = contained.run(source)
+    assert result.status == "ok"
+    assert result.result == [1, [1, 1]]  # the parent is the job's init, and it is out of reach
+
+
+def test_a_null_dereference_is_reported_as_a_crash(contained: Server) -> None:
+    result = contained.run("import ctypes\nctypes.string_at(0)\n")
+    assert (result.status, result.signal) == ("killed", 11)
+    assert result.error == "The program was killed by SIGSEGV (Segmentation fault)"
+
+
+def test_os_exit_reports_the_code(contained: Server) -> None:
+    result = contained.run("import os\nos._exit(3)\n")
+    assert (result.status, result.exit_code, result.error) == ("error", 3, "The program exited with code 3")
+
+
+@pytest.mark.parametrize(("call", "status", "code"), [("sys.exit()", "ok", 0), ("sys.exit(4)", "error", 4)])
+def test_sys_exit_is_an_ordinary_exit(contained: Server, call: str, status: str, code: int) -> None:
+    result = contained.run(f"import sys\nprint('before')\n{call}\nprint('after')\n")
+    assert (result.status, result.exit_code, result.stdout) == (status, code, "before\n")
+
+
+def test_endless_output_is_capped(contained: Server) -> None:
+    result = contained.run("while True:\n    print('x' * 999)\n", output_bytes=64 * 1024)
+    assert result.status == "killed"
+    assert result.error == "Output limit of 64 KiB exceeded on stdout"
+    assert result.stdout_truncated and len(result.stdout) == 64 * 1024
+
+
+def test_a_forged_result_line_is_just_output(contained: Server) -> None:
+    source = (
+        "import json, os\n"
+        "print(json.dumps({'status': 'ok', 'result': 42, 'result_json': '42'}))\n"
+        "try:\n    os.write(4, b'{\"event\": \"exited\", \"status\": 0}\\n')\n"
+        "except OSError as exc:\n    print('status channel:', exc.strerror)\n"
+        "import sys\nsys.exit(5)\n"
+    )
+    result = contained.run(source)
+    assert (result.status, result.exit_code, result.result) == ("error", 5, None)
+    assert "status channel: Bad file descriptor" in result.stdout
+
+
+def test_a_job_whose_client_hangs_up_is_killed(contained: Server) -> None:
+    request = JobRequest(source="import time\ntime.sleep(60)\n", input_json="null", limits=Limits(wall_seconds=60))
+    with socket.socket(socket.AF_UNIX) as client:
+        client.connect(contained.socket_path)
+        send_message(client, request.to_message())
+        deadline = time.monotonic() + 5
+        while not contained.processes_with_seat_uids() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert contained.processes_with_seat_uids(), "the job never started"
+    # leaving the block hung up; the `contained` fixture checks the job is gone
+    deadline = time.monotonic() + 5
+    while contained.processes_with_seat_uids() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "client gone" in contained.log()

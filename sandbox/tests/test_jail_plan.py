@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox.jail import plan_root
+
+
+def test_paths_the_jail_provides_itself_cannot_be_exposed() -> None:
+    with pytest.raises(ValueError, match="/tmp is private to each job"):
+        plan_root("/mnt/root", ["/tmp"])
+
+
+def test_it_mirrors_real_system_paths() -> None:
+    plan = plan_root("/mnt/root", ["/usr/lib", "/lib", "/usr/lib/x86_64-linux-gnu"])
+    assert "/usr/lib" in plan.binds
+    assert "/usr/lib/x86_64-linux-gnu" not in plan.binds  # inside /usr/lib already
+    if Path("/lib").is_symlink():
+        assert ("/lib", "usr/lib") in plan.symlinks

@@ -1,0 +1,109 @@
+"""Starting and stopping the server leaves nothing behind, even when it is killed."""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sandbox import Limits, SandboxError, run_job
+from sandbox.server import SEATS_PER_SLOT, spawn_server, stop_server
+from sandbox.tests.conftest import free_uid_base
+
+
+@pytest.fixture
+def uids(hardened: None) -> range:
+    base = free_uid_base(SEATS_PER_SLOT, start=63000)
+    uids = range(base, base + SEATS_PER_SLOT)
+    assert not _processes(lambda cmdline, uid: uid in uids)
+    return uids
+
+
+
+def _processes(predicate: Callable[[bytes, int], bool]) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            uid = os.stat(f"/proc/{entry}").st_uid
+        except OSError:
+            continue
+        if predicate(cmdline, uid):
+            found.append(int(entry))
+    return found
+
+
+def _eventually(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _start(tmp_path: Path, uids: range) -> tuple[subprocess.Popen[bytes], str]:
+    socket_path = str(tmp_path / "life.sock")
+    return spawn_server(socket_path, slots=1, uid_base=uids.start, stderr=subprocess.DEVNULL), socket_path
+
+
+def _ours(socket_path: str, uids: range) -> Callable[[bytes, int], bool]:
+    return lambda cmdline, uid: socket_path.encode() in cmdline or uid in uids
+
+
+def _cgroup_trees(pid: int) -> list[str]:
+    return glob.glob(f"/sys/fs/cgroup/**/sandbox-{pid}", recursive=True)
+
+
+def test_a_stopped_server_leaves_nothing(uids: range, tmp_path: Path) -> None:
+    server, socket_path = _start(tmp_path, uids)
+    assert run_job(source="print('hi')", socket_path=socket_path).stdout == "hi\n"
+    assert _cgroup_trees(server.pid)
+    stop_server(server)
+    assert server.returncode == 0
+    assert _eventually(lambda: not _processes(_ours(socket_path, uids)))
+    assert not os.path.exists(socket_path)
+    assert not _cgroup_trees(server.pid)
+
+
+def test_a_killed_server_takes_its_jobs_with_it(uids: range, tmp_path: Path) -> None:
+    server, socket_path = _start(tmp_path, uids)
+    outcome: dict[str, object] = {}
+
+    def run_sleeper() -> None:
+        try:
+            run_job(source="import time\ntime.sleep(60)\n", socket_path=socket_path, limits=Limits(wall_seconds=60))
+        except SandboxError as exc:
+            outcome["error"] = exc
+
+    sleeper = threading.Thread(target=run_sleeper)
+    sleeper.start()
+    assert _eventually(lambda: any(uid in uids for uid in _uids()))
+    os.kill(server.pid, signal.SIGKILL)
+    server.wait()
+    sleeper.join(10)
+    assert isinstance(outcome.get("error"), SandboxError)
+    assert _eventually(lambda: not _processes(_ours(socket_path, uids))), "a sandbox process survived its server"
+    # The uid locks died with it: a new server may take the same seats (and sweeps the stale cgroups).
+    replacement, _ = _start(tmp_path, uids)
+    try:
+        assert not _cgroup_trees(server.pid)
+    finally:
+        stop_server(replacement)
+
+
+def _uids() -> list[int]:
+    uids = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            uids.append(os.stat(f"/proc/{entry}").st_uid)
+        except OSError:
+            continue
+    return uids
