@@ -9,8 +9,14 @@ export DJANGO_SETTINGS_MODULE=config.settings
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 mkdir -p run
 pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -f run/services.pids
+}
 trap cleanup EXIT INT TERM
+# Services left behind by a previous run that was killed rather than interrupted.
+if [ -f run/services.pids ]; then xargs -r kill <run/services.pids 2>/dev/null || true; sleep 1; fi
 
 bash scripts/ensure_redis.sh "$REDIS_URL"
 export SANDBOX_SOCKET="${SANDBOX_SOCKET:-$PWD/run/sandbox.sock}"
@@ -33,4 +39,5 @@ cat <<MSG
   logs: run/worker.log run/sandbox.log
 
 MSG
+printf '%s\n' "${pids[@]}" >run/services.pids
 $PY manage.py runserver 127.0.0.1:8000
