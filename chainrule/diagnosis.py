@@ -57,7 +57,7 @@ class Diagnosis:
     message: str  # for the student: never contains the expected value
     also: list[str] = field(default_factory=list)
     highlight: Highlight = field(default_factory=Highlight)
-    expected: Value = None  # for instructors, and students once the policy allows
+    expected: Value | dict[str, Value] = None  # for instructors (a dict for multi-gradient code parts)
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

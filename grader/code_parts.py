@@ -67,7 +67,7 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     if len(diagnoses) == 1:
         return replace(next(iter(diagnoses.values())), part=key)
     wrong = [d for d in diagnoses.values() if not d.correct]
-    expected = {name: d.expected for name, d in diagnoses.items()}
+    expected: dict[str, Any] = {name: d.expected for name, d in diagnoses.items()}
     detail = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
     if not wrong:
         message = f"Correct: {', '.join(diagnoses)} all match the gradients autograd computes."
