@@ -24,6 +24,7 @@ from django.core.management import call_command
 
 ROOT = Path(__file__).resolve().parent
 OUTPUT = ROOT / "test-output"
+OUTPUT.mkdir(exist_ok=True)
 _names = itertools.count()
 
 
@@ -59,9 +60,17 @@ def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup: None, django_db_blocker: Any, sandbox_socket: str) -> None:
+def django_db_setup(django_test_environment: None, django_db_blocker: Any, sandbox_socket: str) -> Iterator[None]:
+    """Always create the test database, even when no test is marked django_db (integration
+    tests use live_db), so nothing ever runs against the development database."""
+    from django.test.utils import setup_databases, teardown_databases
+
     with django_db_blocker.unblock():
+        config = setup_databases(verbosity=0, interactive=False, aliases={"default"}, serialized_aliases=set())
         call_command("load_assignments", verbosity=0)
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=0)
 
 
 @pytest.fixture
@@ -147,6 +156,7 @@ def start_worker(queue: str, log_name: str, **extra_env: str) -> subprocess.Pope
     OUTPUT.mkdir(exist_ok=True)
     log = open(OUTPUT / log_name, "ab")  # noqa: SIM115  (closed with the process)
     cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", "1",
+           "-n", f"{log_name}-{uuid.uuid4().hex[:6]}@%h",
            "--pool", "prefork", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=service_env(CELERY_QUEUE=queue, **extra_env),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -161,9 +161,18 @@ def highlight_json(highlight: Highlight) -> dict[str, Any]:
             "missing_edges": [list(edge) for edge in highlight.missing_edges], "nodes": list(highlight.nodes)}
 
 
-def submission_svg(*, analysis_data: dict[str, Any], highlight_data: dict[str, Any] | None) -> str:
-    """The picture for a stored result: the variant's graph with the stored highlight."""
-    highlight = Highlight.from_json(highlight_data) if highlight_data else None
+def stored_svg(*, analysis_data: dict[str, Any], stored: dict[str, Any], part: str | None) -> str | None:
+    """The picture of a stored result: the variant's graph with the wrong paths of `part`
+    (default: of every part) highlighted, from what the worker stored. None for an unknown part."""
+    per_part = stored.get("parts", {})
+    if part is not None and part not in per_part:
+        return None
+    chosen = [per_part[part]] if part is not None else list(per_part.values())
+    highlight = Highlight()
+    for item in (Highlight.from_json(data) for data in chosen):
+        highlight.wrong_edges.extend(item.wrong_edges)
+        highlight.missing_edges.extend(item.missing_edges)
+        highlight.nodes.extend(item.nodes)
     return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight)
 
 

@@ -85,6 +85,7 @@ def submission_grade(*, submission_id: int) -> None:
     """Claim and grade one submission. Safe to call twice: the second call does nothing."""
     token = submission_claim(submission_id=submission_id)
     if token is None:
+        log.info("submission %s is not queued (graded or claimed elsewhere); skipping", submission_id)
         return
     submission = Submission.objects.select_related("assignment", "variant").get(id=submission_id)
     assignment = submission.assignment
@@ -101,7 +102,8 @@ def submission_grade(*, submission_id: int) -> None:
 def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) -> None:
     window = window_at(assignment=submission.assignment, at=submission.created_at)
     document = {**graded.document, "late_factor": window.late_factor}
-    highlight = highlight_json(wrong_highlight(graded.diagnoses))
+    highlight = {"parts": {key: highlight_json(wrong_highlight({key: diagnosis}))
+                           for key, diagnosis in graded.diagnoses.items()}}
     score = round(document["score"] * window.late_factor, 6)
     with transaction.atomic():
         owned = Submission.objects.select_for_update().filter(id=submission.id, claim=token,

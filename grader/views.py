@@ -1,13 +1,142 @@
-"""Student-facing pages. Thin: each view reads with a selector or calls one service."""
+"""Student-facing pages. Thin: each view reads with a selector or calls one service.
+
+The assignment form posts with htmx when JavaScript runs (the answer is swapped in
+place and its status fragment polls until graded) and as a plain form otherwise
+(post, redirect, and a page that refreshes itself while grading runs).
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from typing import Any
 
-from assignments.models import Assignment
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from grader.forms import ACCEPTED_FORMATS, AnswerForm
+from grader.grading import AnswerErrors
+from grader.models import Submission
+from grader.policy import PolicyError
+from grader.selectors import (
+    AssignmentRow,
+    assignment_row,
+    assignment_rows,
+    health_report,
+    is_instructor,
+    result_document,
+    submission_error,
+    submission_visible,
+    submissions_mine,
+)
+from grader.services import submission_create
+
+HISTORY_LIMIT = 200
 
 
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _row_or_404(request: HttpRequest, slug: str) -> AssignmentRow:
+    row = assignment_row(user=request.user, slug=slug)
+    if row is None:
+        raise Http404("No such assignment in your courses.")
+    return row
+
+
+def _submission_or_404(request: HttpRequest, pk: int) -> Submission:
+    submission = submission_visible(user=request.user, submission_id=pk)
+    if submission is None:
+        raise Http404("No such submission.")
+    return submission
+
+
+def _status_context(request: HttpRequest, submission: Submission) -> dict[str, Any]:
+    instructor = is_instructor(user=request.user, assignment=submission.assignment)
+    return {
+        "submission": submission,
+        "pending": submission.status in (Submission.Status.QUEUED, Submission.Status.RUNNING),
+        "document": result_document(submission=submission, show_expected=instructor),
+        "error": submission_error(submission=submission, show_reason=instructor),
+        "show_expected": instructor,
+    }
+
+
+@login_required
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    assignments = Assignment.objects.filter(published=True).prefetch_related("parts")
-    return render(request, "grader/home.html", {"assignments": assignments})
+    return render(request, "grader/home.html", {"rows": assignment_rows(user=request.user)})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assignment_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    row = _row_or_404(request, slug)
+    if request.method == "POST":
+        return _submit(request, row)
+    latest = submissions_mine(user=request.user, assignment=row.assignment).first()
+    form = AnswerForm(assignment=row.assignment, initial={**latest.answers, **latest.code} if latest else None)
+    return _assignment_page(request, row, form=form, submission=latest)
+
+
+def _submit(request: HttpRequest, row: AssignmentRow) -> HttpResponse:
+    form = AnswerForm(request.POST, assignment=row.assignment)
+    submission, refusal = None, ""
+    if form.is_valid():
+        try:
+            submission = submission_create(student=request.user, assignment=row.assignment,
+                                           answers=form.answers(), code=form.code())
+        except AnswerErrors as exc:
+            form.add_answer_errors(exc.errors)
+        except PolicyError as exc:
+            refusal = str(exc)
+    if submission is not None and not _is_htmx(request):
+        return redirect("submission", pk=submission.id)
+    status = 200 if submission else 403 if refusal else 400
+    row = assignment_row(user=request.user, slug=row.assignment.slug) or row  # attempts after this one
+    return _assignment_page(request, row, form=form, submission=submission, refusal=refusal, status=status)
+
+
+def _assignment_page(request: HttpRequest, row: AssignmentRow, *, form: AnswerForm, submission: Submission | None,
+                     refusal: str = "", status: int = 200) -> HttpResponse:
+    context = {"row": row, "assignment": row.assignment, "form": form, "refusal": refusal,
+               "formats": ACCEPTED_FORMATS}
+    if submission is not None:
+        context.update(_status_context(request, submission))
+    template = "grader/_submit_response.html" if _is_htmx(request) else "grader/assignment.html"
+    return render(request, template, context, status=status)
+
+
+@login_required
+@require_GET
+def assignment_history(request: HttpRequest, slug: str) -> HttpResponse:
+    row = _row_or_404(request, slug)
+    submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
+    return render(request, "grader/history.html", {"row": row, "assignment": row.assignment,
+                                                   "submissions": submissions})
+
+
+@login_required
+@require_GET
+def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = _submission_or_404(request, pk)
+    return render(request, "grader/submission.html", _status_context(request, submission))
+
+
+@never_cache
+@login_required
+@require_GET
+def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The small fragment the page polls until the submission is graded."""
+    submission = _submission_or_404(request, pk)
+    return render(request, "grader/_status.html", _status_context(request, submission))
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    report = health_report()
+    healthy = report["database"] == "ok" and report["broker"] == "ok"
+    return JsonResponse(report, status=200 if healthy else 503)

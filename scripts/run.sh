@@ -24,6 +24,7 @@ export SANDBOX_SOCKET="${SANDBOX_SOCKET:-$PWD/run/sandbox.sock}"
 pids+=("$(bash scripts/start_sandbox.sh "$SANDBOX_SOCKET")")
 
 $PY manage.py migrate --noinput
+$PY manage.py collectstatic --noinput -v0
 $PY manage.py load_assignments
 $PY manage.py create_user student --role student --password student-demo
 $PY manage.py create_user instructor --role instructor --password instructor-demo

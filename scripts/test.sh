@@ -6,4 +6,5 @@ export DJANGO_SETTINGS_MODULE=config.settings
 mkdir -p test-output run
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 bash scripts/ensure_redis.sh "$REDIS_URL"
+.venv/bin/python manage.py collectstatic --noinput -v0
 .venv/bin/python -m pytest "$@"

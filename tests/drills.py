@@ -58,9 +58,10 @@ def broker(url: str) -> Iterator[None]:
 
 
 def _switch(url: str) -> None:
+    from kombu import pools
+
     app.conf.broker_url = url
-    if app._pool is not None:
-        app._pool.force_close_all()
+    pools.reset()  # kombu's global pools stay keyed by the old URL otherwise
     app._pool = None
     app.amqp._producer_pool = None
 

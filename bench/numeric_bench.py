@@ -1,0 +1,367 @@
+"""Numeric submissions through the HTTP API: submit → graded latency and graded/s (SPEC §8).
+
+By default it starts its own stack on a fresh SQLite database, as the test fixtures do
+(migrate, load the catalog, a Celery worker on a private queue, the web server), and
+compares with a baseline: the same answers graded synchronously in-process with
+grader.grading. With --url and --token it measures a running server instead (poll
+timing only, no database figures).
+
+    .venv/bin/python bench/numeric_bench.py --quick        # < 1 minute
+    .venv/bin/python bench/numeric_bench.py -n 1000 --clients 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.client
+import importlib.util
+import io
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "test-output"
+# Right and wrong answers, so the worker diagnoses as well as compares.
+WORK: list[tuple[str, dict[str, str]]] = [
+    ("visual-walkthrough", {"x.grad": "7", "y.grad": "2"}),
+    ("visual-walkthrough", {"x.grad": "4", "y.grad": "2"}),
+    ("positive-gradient", {"x.grad": "7"}),
+    ("negative-gradient", {"x.grad": "16"}),
+    ("non-scalar", {"x.grad": "[2, 4, 6]"}),
+    ("detach", {"x.grad": "12"}),
+    ("linear-layer", {"w.grad": "[1, 2]", "b.grad": "1"}),
+    ("untracked-leaf", {"w.grad": "2", "x.grad": "0"}),
+]
+
+
+@dataclass
+class Sample:
+    submission_id: int
+    seen_s: float  # submit sent → graded status seen by polling
+
+
+class Api:
+    """One keep-alive HTTP connection per client thread."""
+
+    def __init__(self, url: str, token: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        payload = json.dumps(body) if body is not None else None
+        for attempt in (1, 2):
+            try:
+                self.conn.request(method, path, body=payload, headers=self.headers)
+                response = self.conn.getresponse()
+                raw = response.read()
+                if response.status >= 500 or "json" not in (response.getheader("Content-Type") or ""):
+                    raise RuntimeError(f"{method} {path}: HTTP {response.status} {raw[:200]!r} "
+                                       f"(a private stack logs to {LOGS}/bench-web.log)")
+                return response.status, json.loads(raw or b"null")
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def submit(self, slug: str, answers: dict[str, str]) -> int:
+        status, body = self.call("POST", f"/api/v1/assignments/{slug}/submissions/", {"answers": answers})
+        if status != 202:
+            raise RuntimeError(f"submit {slug}: HTTP {status} {body}")
+        return int(body["id"])
+
+    def wait(self, submission_id: int, *, poll_s: float = 0.02, timeout_s: float = 60) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            _, body = self.call("GET", f"/api/v1/submissions/{submission_id}/")
+            if body["status"] in ("graded", "error"):
+                return
+            time.sleep(poll_s)
+        raise TimeoutError(f"submission {submission_id} not graded in {timeout_s}s")
+
+
+def closed_loop(url: str, tokens: list[str], count: int) -> list[Sample]:
+    """Each client submits, polls until graded, then submits the next: latency under steady load."""
+    samples: list[Sample] = []
+    lock = threading.Lock()
+
+    def client(index: int, token: str) -> None:
+        api = Api(url, token)
+        for n in range(index, count, len(tokens)):
+            slug, answers = WORK[n % len(WORK)]
+            started = time.perf_counter()
+            submission_id = api.submit(slug, answers)
+            api.wait(submission_id)
+            with lock:
+                samples.append(Sample(submission_id, time.perf_counter() - started))
+
+    _run_threads([functools.partial(client, i, t) for i, t in enumerate(tokens)])
+    return samples
+
+
+def burst(url: str, tokens: list[str], count: int) -> tuple[list[int], float]:
+    """All clients submit as fast as they can, then wait for all: throughput. Returns ids and wall seconds."""
+    ids: list[int] = []
+    lock = threading.Lock()
+
+    def client(index: int, token: str) -> None:
+        api = Api(url, token)
+        mine = [api.submit(*WORK[n % len(WORK)]) for n in range(index, count, len(tokens))]
+        for submission_id in mine:
+            api.wait(submission_id, poll_s=0.02, timeout_s=300)
+        with lock:
+            ids.extend(mine)
+
+    started = time.perf_counter()
+    _run_threads([functools.partial(client, i, t) for i, t in enumerate(tokens)])
+    return ids, time.perf_counter() - started
+
+
+def _run_threads(targets: list[Callable[[], None]]) -> None:
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        for future in [pool.submit(target) for target in targets]:
+            future.result()  # re-raises a client's error
+
+
+def percentiles(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return (values[0], values[0]) if values else (float("nan"), float("nan"))
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return statistics.median(values), cuts[94]
+
+
+def db_latencies(ids: list[int]) -> tuple[list[float], float, tuple[float, float]]:
+    """From the database: graded_at − created_at per submission, graded/s over the run, and the p50 split
+    into waiting (created → claimed by a worker) and grading (claimed → graded)."""
+    from grader.models import Submission
+
+    rows = list(Submission.objects.filter(id__in=ids, status="graded", graded_at__isnull=False)
+                .values_list("created_at", "started_at", "graded_at"))
+    if len(rows) != len(ids):
+        print(f"  warning: {len(ids) - len(rows)} of {len(ids)} not graded", file=sys.stderr)
+    if not rows:
+        return [], float("nan"), (float("nan"), float("nan"))
+    latencies = [(done - created).total_seconds() for created, _, done in rows]
+    span = (max(done for *_, done in rows) - min(created for created, *_ in rows)).total_seconds()
+    waiting = statistics.median((started - created).total_seconds() for created, started, _ in rows)
+    grading = statistics.median((done - started).total_seconds() for _, started, done in rows)
+    return latencies, len(rows) / span if span else float("nan"), (waiting, grading)
+
+
+def in_process_baseline(count: int) -> tuple[list[float], float]:
+    """The same answers graded synchronously with the worker's engine: no HTTP, no broker, no polling."""
+    from assignments.models import Assignment
+    from grader.grading import answers_grade
+    from grader.variants import variant_get
+
+    prepared = []
+    for slug, answers in WORK:
+        assignment = Assignment.objects.prefetch_related("parts").get(slug=slug)
+        prepared.append((assignment, variant_get(assignment=assignment, params=assignment.params), answers))
+    times = []
+    started = time.perf_counter()
+    for n in range(count):
+        assignment, variant, answers = prepared[n % len(prepared)]
+        one = time.perf_counter()
+        answers_grade(assignment=assignment, variant=variant, answers=answers, code={}, show_expected=True)
+        times.append(time.perf_counter() - one)
+    return times, count / (time.perf_counter() - started)
+
+
+# --- a private stack, started like the test fixtures start theirs ------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _wait_until(check: Callable[[], bool], proc: subprocess.Popen[bytes], what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited early (exit {proc.returncode})")
+        if check():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} not ready within {timeout}s")
+
+
+def _web_command(server: str, port: int) -> list[str]:
+    if server == "gunicorn":
+        return [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
+                "--threads", "4", "--log-level", "warning"]
+    return [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _setup_django(workdir: Path) -> None:
+    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+    os.environ["SANDBOX_SOCKET"] = str(workdir / "sandbox.sock")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+@contextmanager
+def private_stack(clients: int, concurrency: int, server: str) -> Iterator[tuple[str, list[str]]]:
+    """Fresh database with the catalog and one student per client, a worker and the web server."""
+    from django.core.management import call_command
+
+    from assignments.services import course_demo
+    from grader.accounts import user_create
+
+    LOGS.mkdir(exist_ok=True)
+    call_command("migrate", verbosity=0)
+    with reference_sandbox():  # the catalog's reference programs run there once per variant
+        call_command("load_assignments", verbosity=0, stdout=io.StringIO())
+    tokens = [user_create(username=f"bench-{uuid.uuid4().hex[:8]}", role="student", course=course_demo(),
+                          with_token=True)[1] or "" for _ in range(clients)]
+    queue, port = f"bench-{uuid.uuid4().hex[:8]}", _free_port()
+    env = {**os.environ, "CELERY_QUEUE": queue, "DEBUG": "0", "SECRET_KEY": "bench-only", "LOG_LEVEL": "WARNING"}
+    worker = _spawn([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", str(concurrency),
+                     "--pool", "prefork", "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
+                    env, LOGS / "bench-worker.log")
+    web = _spawn(_web_command(server, port), env, LOGS / "bench-web.log")
+    try:
+        _wait_until(lambda: _port_open(port), web, "web server")
+        _wait_until(lambda: _worker_ready(queue), worker, "worker")
+        yield f"http://127.0.0.1:{port}", tokens
+    finally:
+        _stop(web)
+        _stop(worker)
+
+
+@contextmanager
+def reference_sandbox() -> Iterator[None]:
+    """The sandbox server, when the reference runner needs one (as the test fixtures start it)."""
+    from django.conf import settings
+
+    if not settings.GRADER_REFERENCE_RUNNER.endswith(".SandboxRunner"):
+        yield
+        return
+    from sandbox.launch import spawn_server, stop_server
+
+    with open(LOGS / "bench-sandbox.log", "ab") as log:
+        server = spawn_server(settings.SANDBOX_SOCKET, preload=("chainrule.analysis",),
+                              package_dirs=(str(ROOT / "chainrule"),), uid_base=62000, stderr=log.fileno(),
+                              allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
+    try:
+        yield
+    finally:
+        stop_server(server)
+
+
+def _worker_ready(queue: str) -> bool:
+    from config.celery_app import app
+
+    replies = app.control.inspect(timeout=0.5).active_queues() or {}
+    return any(q.get("name") == queue for queues in replies.values() for q in queues)
+
+
+# --- report -----------------------------------------------------------------------------------------------
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def report(*, samples: list[Sample], burst_ids: list[int], burst_s: float, local_db: bool, baseline_n: int) -> None:
+    seen_p50, seen_p95 = percentiles([s.seen_s for s in samples])
+    print(f"\nclosed loop: {len(samples)} submissions; submit → graded seen by polling: "
+          f"p50 {_ms(seen_p50)}  p95 {_ms(seen_p95)}")
+    print(f"burst: {len(burst_ids)} submissions, all graded and seen in {burst_s:.2f} s "
+          f"= {len(burst_ids) / burst_s:.1f} graded/s (client view)")
+    if not local_db:
+        return
+    latencies, _, (waiting, grading) = db_latencies([s.submission_id for s in samples])
+    _, burst_rate, _ = db_latencies(burst_ids)
+    p50, p95 = percentiles(latencies)
+    base_times, base_rate = in_process_baseline(baseline_n)
+    base_p50, base_p95 = percentiles(base_times)
+    print("\n                         pipeline (HTTP→Redis→worker→DB)   baseline (in-process grading)   ratio")
+    print(f"  latency p50           {_ms(p50):>20}              {_ms(base_p50):>20}   {p50 / base_p50:8.1f}×")
+    print(f"  latency p95           {_ms(p95):>20}              {_ms(base_p95):>20}   {p95 / base_p95:8.1f}×")
+    print(f"  graded/s              {burst_rate:17.1f} /s              {base_rate:17.1f} /s   "
+          f"{base_rate / burst_rate:8.1f}× fewer")
+    print(f"  p50 split: {_ms(waiting).strip()} queued (created → claimed), {_ms(grading).strip()} grading "
+          "(claimed → graded)")
+    print("  (pipeline latency = graded_at − created_at in the database; targets: p50 ≤ 30 ms, ≥ 200 graded/s)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", type=int, default=400, help="submissions per phase (default 400)")
+    parser.add_argument("--clients", type=int, default=4, help="concurrent HTTP clients (default 4)")
+    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2, help="worker processes")
+    parser.add_argument("--quick", action="store_true", help="a small run (< 1 minute)")
+    parser.add_argument("--server", choices=["gunicorn", "runserver"],
+                        default="gunicorn" if importlib.util.find_spec("gunicorn") else "runserver",
+                        help="web server of the private stack (default: gunicorn, as in docker-compose)")
+    parser.add_argument("--url", help="measure a running server instead of starting one")
+    parser.add_argument("--token", help="API token of a student enrolled in the demo course (with --url)")
+    args = parser.parse_args(argv)
+    count = 120 if args.quick else args.n
+    if args.url and not args.token:
+        parser.error("--url needs --token")
+    with tempfile.TemporaryDirectory(prefix="numeric-bench-") as tmp:
+        if args.url:
+            run(args.url, [args.token] * args.clients, count, local_db=False)
+            return
+        _setup_django(Path(tmp))
+        print(f"starting a private stack in {tmp} ({args.server}, worker -c {args.concurrency}, "
+              f"{args.clients} clients) …")
+        with private_stack(args.clients, args.concurrency, args.server) as (url, tokens):
+            run(url, tokens, count, local_db=True)
+
+
+def run(url: str, tokens: list[str], count: int, *, local_db: bool) -> None:
+    closed_loop(url, tokens, len(WORK))  # warm-up: caches, connections, worker imports
+    samples = closed_loop(url, tokens, count)
+    burst_ids, burst_s = burst(url, tokens, count)
+    report(samples=samples, burst_ids=burst_ids, burst_s=burst_s, local_db=local_db, baseline_n=max(count, 200))
+
+
+if __name__ == "__main__":
+    main()

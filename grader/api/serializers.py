@@ -1,0 +1,108 @@
+"""Shapes of the JSON API (SPEC §6). Never exposes reference programs, parameter ranges or expected values
+to students: only the fields named here leave the server."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from grader.forms import MAX_CODE
+from grader.models import Submission
+from grader.selectors import AssignmentRow, result_document, submission_error
+
+MAX_PARTS = 50
+
+
+class PartSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    kind = serializers.CharField()
+    points = serializers.FloatField()
+    prompt = serializers.CharField()
+    hint = serializers.CharField()
+
+
+class AssignmentSummarySerializer(serializers.Serializer):
+    slug = serializers.CharField(source="assignment.slug")
+    title = serializers.CharField(source="assignment.title")
+    course = serializers.CharField(source="assignment.course.slug")
+    opens_at = serializers.DateTimeField(source="assignment.opens_at")
+    due_at = serializers.DateTimeField(source="assignment.due_at")
+    closes_at = serializers.DateTimeField(source="assignment.closes_at")
+    max_attempts = serializers.IntegerField(source="assignment.max_attempts")
+    attempts_used = serializers.IntegerField()
+    attempts_left = serializers.IntegerField(allow_null=True, help_text="null: unlimited")
+    best_score = serializers.FloatField(allow_null=True)
+    max_score = serializers.FloatField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, row: AssignmentRow) -> str:
+        return self.context["request"].build_absolute_uri(reverse("api-assignment", args=[row.assignment.slug]))
+
+
+class AssignmentDetailSerializer(AssignmentSummarySerializer):
+    statement = serializers.CharField(source="assignment.statement", help_text="Markdown with $…$ math")
+    parts = PartSerializer(source="assignment.parts.all", many=True)
+
+
+class SubmissionCreateSerializer(serializers.Serializer):
+    answers = serializers.DictField(required=False, default=dict, help_text='Part key → answer text, e.g. "7"')
+    code = serializers.DictField(child=serializers.CharField(max_length=MAX_CODE, trim_whitespace=False,
+                                                             allow_blank=True),
+                                 required=False, default=dict, help_text="Part key → Python source")
+
+    def validate_answers(self, answers: dict[str, Any]) -> dict[str, Any]:
+        if len(answers) > MAX_PARTS:
+            raise serializers.ValidationError(f"At most {MAX_PARTS} answers per submission.")
+        return answers
+
+    def validate_code(self, code: dict[str, str]) -> dict[str, str]:
+        if len(code) > MAX_PARTS:
+            raise serializers.ValidationError(f"At most {MAX_PARTS} code parts per submission.")
+        return code
+
+
+class SubmissionCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class SubmissionSerializer(serializers.Serializer):
+    """`context["show_expected"]` is True only for an instructor of the course."""
+
+    id = serializers.IntegerField()
+    assignment = serializers.CharField(source="assignment.slug")
+    status = serializers.ChoiceField(choices=Submission.Status.choices)
+    attempt = serializers.IntegerField(allow_null=True, help_text="null when grading failed (no attempt used)")
+    created_at = serializers.DateTimeField()
+    graded_at = serializers.DateTimeField(allow_null=True)
+    result = serializers.SerializerMethodField()
+    error = serializers.SerializerMethodField()
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_result(self, submission: Submission) -> dict[str, Any] | None:
+        document = result_document(submission=submission, show_expected=self.context["show_expected"])
+        if document is None:
+            return None
+        graph = self.context["request"].build_absolute_uri(reverse("submission-graph", args=[submission.id]))
+        for part in document["parts"]:
+            part.pop("graph_svg_url", None)
+            if not part.get("correct") and part.get("answer"):  # unanswered parts have nothing to draw
+                part["graph_svg_url"] = f"{graph}?{urlencode({'part': part['part']})}"
+        return document
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_error(self, submission: Submission) -> str | None:
+        return submission_error(submission=submission, show_reason=self.context["show_expected"])
+
+
+class ErrorsSerializer(serializers.Serializer):
+    errors = serializers.DictField(child=serializers.CharField(), help_text="Field or part key → message")
+
+
+class DetailSerializer(serializers.Serializer):
+    detail = serializers.CharField()

@@ -1,0 +1,147 @@
+"""JSON API views (SPEC §6): each reads with a selector or calls one service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from grader.api.serializers import (
+    AssignmentDetailSerializer,
+    AssignmentSummarySerializer,
+    DetailSerializer,
+    ErrorsSerializer,
+    SubmissionCreatedSerializer,
+    SubmissionCreateSerializer,
+    SubmissionSerializer,
+)
+from grader.grading import AnswerErrors
+from grader.policy import PolicyError
+from grader.selectors import (
+    AssignmentRow,
+    assignment_row,
+    assignment_rows,
+    is_instructor,
+    submission_graph_svg,
+    submission_visible,
+    submissions_mine,
+)
+from grader.services import submission_create
+
+HISTORY_LIMIT = 200
+SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def _row_or_404(request: Request, slug: str) -> AssignmentRow:
+    row = assignment_row(user=request.user, slug=slug)
+    if row is None:
+        raise Http404("No such assignment in your courses.")
+    return row
+
+
+def _flat_errors(errors: Any) -> dict[str, str]:
+    """DRF's nested error lists as one message per field, the shape of the answer errors."""
+    if not isinstance(errors, dict):
+        return {"body": " ".join(map(str, errors))}
+    flat = {}
+    for key, value in errors.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{inner}": msg for inner, msg in _flat_errors(value).items()})
+        else:
+            flat["body" if key == "non_field_errors" else key] = " ".join(map(str, value))
+    return flat
+
+
+class AssignmentList(APIView):
+    @extend_schema(responses=AssignmentSummarySerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rows = assignment_rows(user=request.user)
+        return Response(AssignmentSummarySerializer(rows, many=True, context={"request": request}).data)
+
+
+class AssignmentDetail(APIView):
+    @extend_schema(responses=AssignmentDetailSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        row = _row_or_404(request, slug)
+        return Response(AssignmentDetailSerializer(row, context={"request": request}).data)
+
+
+class SubmissionCollection(APIView):
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=SubmissionSerializer(many=True), summary="My submissions to this assignment")
+    def get(self, request: Request, slug: str) -> Response:
+        row = _row_or_404(request, slug)
+        submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
+        context = {"request": request, "show_expected": is_instructor(user=request.user, assignment=row.assignment)}
+        return Response(SubmissionSerializer(submissions, many=True, context=context).data)
+
+    @extend_schema(
+        request=SubmissionCreateSerializer,
+        responses={
+            202: SubmissionCreatedSerializer,
+            400: OpenApiResponse(ErrorsSerializer, description="Unreadable answers; no attempt used"),
+            403: OpenApiResponse(DetailSerializer, description="Refused by the policy (closed, no attempts left)"),
+            404: OpenApiResponse(DetailSerializer, description="No such assignment in your courses"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        row = _row_or_404(request, slug)
+        body = SubmissionCreateSerializer(data=request.data)
+        if not body.is_valid():
+            return Response({"errors": _flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            submission = submission_create(student=request.user, assignment=row.assignment,
+                                           answers=body.validated_data["answers"], code=body.validated_data["code"])
+        except AnswerErrors as exc:
+            return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        except PolicyError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+        location = request.build_absolute_uri(reverse("api-submission", args=[submission.id]))
+        return Response({"id": submission.id, "status": submission.status}, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": location})
+
+
+class SubmissionDetail(APIView):
+    @extend_schema(responses={200: SubmissionSerializer, 404: DetailSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        submission = submission_visible(user=request.user, submission_id=pk)
+        if submission is None:
+            raise Http404("No such submission.")
+        context = {"request": request, "show_expected": is_instructor(user=request.user,
+                                                                      assignment=submission.assignment)}
+        return Response(SubmissionSerializer(submission, context=context).data)
+
+
+class SVGRenderer(BaseRenderer):
+    media_type = "image/svg+xml"
+    format = "svg"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
+        return data.encode() if isinstance(data, str) else b""  # errors carry their status code only
+
+
+class SubmissionGraph(APIView):
+    """The graph picture with the wrong path highlighted, for the page (session) and scripts (token)."""
+
+    renderer_classes = [SVGRenderer]
+
+    @extend_schema(operation_id="submission_graph_svg", responses={(200, "image/svg+xml"): OpenApiTypes.STR},
+                   parameters=[OpenApiParameter("part", str, description="Part key; default: every wrong part")])
+    def get(self, request: Request, pk: int) -> Response:
+        submission = submission_visible(user=request.user, submission_id=pk)
+        svg = submission and submission_graph_svg(submission=submission, part=request.query_params.get("part"))
+        if not svg:
+            raise Http404("No graph: no such submission, not graded yet, or no such part.")
+        headers = {"Content-Security-Policy": SVG_POLICY, "Cache-Control": "private, max-age=600"}
+        return Response(svg, headers=headers)  # the policy: no script runs even when opened directly

@@ -1,0 +1,176 @@
+"""Reads for the student pages and the API: what a user may see, and nothing more.
+
+Visibility rules live here only: a student sees the published assignments of their
+courses and their own submissions; an instructor of a course also sees its unpublished
+assignments, every submission to it and the expected values in result documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeAlias
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet
+
+from assignments.models import Assignment, Membership
+from grader.grading import stored_svg
+from grader.models import Submission
+from grader.policy import attempts_left
+
+User: TypeAlias = "AbstractBaseUser | AnonymousUser"
+STUDENT_ERROR = "Grading failed for a reason on our side. This attempt was not counted; please submit again."
+
+
+@dataclass(frozen=True)
+class AssignmentRow:
+    """One line of "my courses and assignments"."""
+
+    assignment: Assignment
+    attempts_used: int
+    attempts_left: int | None  # None: unlimited
+    best_score: float | None  # None: nothing graded yet
+    max_score: float
+
+    @property
+    def due_at(self) -> datetime | None:
+        return self.assignment.due_at
+
+
+def _courses(user: User, *, role: str | None = None) -> QuerySet[Membership]:
+    memberships = Membership.objects.filter(user_id=user.pk)
+    if role:
+        memberships = memberships.filter(role=role)
+    return memberships.values("course")
+
+
+def assignments_visible(*, user: User) -> QuerySet[Assignment]:
+    """Published assignments of the user's courses, plus every assignment of courses they teach."""
+    return Assignment.objects.filter(
+        Q(course__in=_courses(user), published=True)
+        | Q(course__in=_courses(user, role=Membership.Role.INSTRUCTOR))
+    ).select_related("course")
+
+
+def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRow]:
+    """The user's assignments (or the one with this slug) with attempts used and best score."""
+    mine = Q(submissions__student_id=user.pk)
+    assignments = assignments_visible(user=user).annotate(
+        used=Count("submissions", filter=mine & Q(submissions__attempt__isnull=False)),
+        best=Max("submissions__result__score", filter=mine),
+    ).prefetch_related("parts").order_by("course__title", "due_at", "title")
+    if slug is not None:
+        assignments = assignments.filter(slug=slug)
+    return [
+        AssignmentRow(
+            assignment=a, attempts_used=a.used, attempts_left=attempts_left(assignment=a, used=a.used),
+            best_score=a.best, max_score=sum(part.points for part in a.parts.all()),
+        )
+        for a in assignments
+    ]
+
+
+def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
+    rows = assignment_rows(user=user, slug=slug)
+    return rows[0] if rows else None
+
+
+def is_instructor(*, user: User, assignment: Assignment) -> bool:
+    return Membership.objects.filter(
+        user_id=user.pk, course_id=assignment.course_id, role=Membership.Role.INSTRUCTOR
+    ).exists()
+
+
+def submissions_visible(*, user: User) -> QuerySet[Submission]:
+    """The user's own submissions and every submission to a course they teach."""
+    taught = _courses(user, role=Membership.Role.INSTRUCTOR)
+    return Submission.objects.filter(Q(student_id=user.pk) | Q(assignment__course__in=taught)).select_related(
+        "assignment", "result", "student"
+    )
+
+
+def submission_visible(*, user: User, submission_id: int) -> Submission | None:
+    return submissions_visible(user=user).filter(id=submission_id).first()
+
+
+def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submission]:
+    """My submission history for one assignment, newest first."""
+    return Submission.objects.filter(student_id=user.pk, assignment=assignment).select_related("result")
+
+
+def result_document(*, submission: Submission, show_expected: bool) -> dict[str, Any] | None:
+    """The stored result document of SPEC §5; expected values only when asked for."""
+    result = getattr(submission, "result", None)
+    if submission.status != Submission.Status.GRADED or result is None:
+        return None
+    document = dict(result.document)
+    document["score"] = result.score  # after the late factor, as counted
+    document["parts"] = [
+        {key: value for key, value in part.items() if show_expected or key != "expected"}
+        for part in document["parts"]
+    ]
+    return document
+
+
+def submission_error(*, submission: Submission, show_reason: bool) -> str | None:
+    """Why grading failed. Students get a generic text: the reason may quote the reference program."""
+    if submission.status != Submission.Status.ERROR:
+        return None
+    if show_reason and submission.error_reason:
+        return submission.error_reason
+    return STUDENT_ERROR
+
+
+def submission_graph_svg(*, submission: Submission, part: str | None) -> str | None:
+    """The graph with the wrong path of `part` (default: of every wrong part) highlighted.
+
+    None when the submission is not graded or names no such part. Drawn from the
+    highlight the worker stored, so code is never re-run to draw a picture.
+    """
+    if submission.status != Submission.Status.GRADED or submission.variant is None:
+        return None
+    variant = submission.variant
+    if variant.analysis is None or not hasattr(submission, "result"):
+        return None
+    return stored_svg(analysis_data=variant.analysis, stored=submission.result.highlight, part=part)
+
+
+def health_report() -> dict[str, str]:
+    """Reachability of what grading needs; "ok" or a short reason (no addresses or secrets)."""
+    return {"database": _database_state(), "broker": _broker_state(), "sandbox": _sandbox_state()}
+
+
+def _database_state() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:
+        return f"unreachable ({type(exc).__name__})"
+    return "ok"
+
+
+def _broker_state() -> str:
+    from config.celery_app import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
+    except Exception as exc:
+        return f"unreachable ({type(exc).__name__})"
+    return "ok"
+
+
+def _sandbox_state() -> str:
+    """Only the sandbox reference runner needs it; numeric grading of computed variants does not."""
+    if not settings.GRADER_REFERENCE_RUNNER.endswith(".SandboxRunner"):
+        return "not configured"
+    from sandbox.client import SandboxError, ping
+
+    try:
+        ping(socket_path=settings.SANDBOX_SOCKET, timeout=2.0)
+    except SandboxError as exc:
+        return f"unreachable ({type(exc).__name__})"
+    return "ok"

@@ -1,0 +1,80 @@
+"""Markdown for statements and hints: raw HTML disabled, `$…$` math kept verbatim for KaTeX.
+
+Math spans are cut out before Markdown can read `_` or `*` inside them as emphasis
+or eat a backslash; they are written back as escaped text, and KaTeX auto-render
+typesets them in the browser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.rules_inline import StateInline
+
+register = template.Library()
+
+
+def _math_end(src: str, start: int, delimiter: str) -> int:
+    """Index just past the closing delimiter, or -1 when this `$` opens no math."""
+    inner = start + len(delimiter)
+    if inner >= len(src) or src[inner].isspace():
+        return -1
+    end = src.find(delimiter, inner)
+    while end != -1 and src[end - 1] == "\\":
+        end = src.find(delimiter, end + 1)
+    if end == -1 or end == inner or src[end - 1].isspace():
+        return -1
+    after = end + len(delimiter)
+    if delimiter == "$" and after < len(src) and src[after].isdigit():
+        return -1  # "$5 and $6" is money, not math
+    return after
+
+
+def _math_rule(state: StateInline, silent: bool) -> bool:
+    if state.src[state.pos] != "$":
+        return False
+    delimiter = "$$" if state.src.startswith("$$", state.pos) else "$"
+    end = _math_end(state.src, state.pos, delimiter)
+    if end == -1:
+        return False
+    if not silent:
+        token = state.push("math_inline", "", 0)
+        token.content = state.src[state.pos:end]
+    state.pos = end
+    return True
+
+
+def _render_math(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    return escapeHtml(tokens[idx].content)
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.inline.ruler.before("escape", "math_inline", _math_rule)
+    md.add_render_rule("math_inline", _render_math)
+    return md
+
+
+_MD = _markdown()
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """A block of Markdown (statement) as HTML. Safe: raw HTML is escaped, unsafe link schemes dropped."""
+    return mark_safe(_MD.render(text or ""))  # noqa: S308  (markdown-it escapes all input; html=False)
+
+
+@register.filter
+def markdown_inline(text: str) -> SafeString:
+    """One line of Markdown (hint, feedback) without a wrapping paragraph."""
+    return mark_safe(_MD.renderInline(text or ""))  # noqa: S308
+
+
+@register.filter
+def path_arrows(names: list[str]) -> str:
+    """["x", "mul", "add", "z"] → "x → mul → add → z" (autoescaped by the template)."""
+    return " → ".join(str(name) for name in names)

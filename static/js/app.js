@@ -1,0 +1,37 @@
+// Typesets $…$ math with KaTeX in every piece of the page htmx inserts (and the page itself),
+// and moves keyboard focus to the first field the server marked invalid.
+(function () {
+  "use strict";
+  var MATH = {
+    delimiters: [
+      { left: "$$", right: "$$", display: true },
+      { left: "$", right: "$", display: false },
+    ],
+    ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option", "input"],
+    throwOnError: false,
+  };
+
+  function typeset(root) {
+    if (window.renderMathInElement) {
+      window.renderMathInElement(root, MATH);
+    }
+  }
+
+  // After a refused post (400) the form was replaced; keyboard users land on the field to fix.
+  function focusFirstError(event) {
+    var xhr = event.detail.xhr;
+    var invalid = document.querySelector("#answer-form [aria-invalid=true]");
+    if (xhr && xhr.status === 400 && invalid) {
+      invalid.focus();
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (window.htmx) {
+      window.htmx.onLoad(typeset); // called for the body too, and for every swapped-in fragment
+    } else {
+      typeset(document.body);
+    }
+    document.body.addEventListener("htmx:afterSettle", focusFirstError);
+  });
+})();
