@@ -22,7 +22,9 @@ _JOB_FS_FLAGS = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
 _NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
                | linux.CLONE_NEWUTS | linux.CLONE_NEWCGROUP)
 WORK_DIR = "/job"
-RESERVED = (WORK_DIR, "/tmp", "/dev", "/proc")  # the jail provides these itself
+RESERVED = (WORK_DIR, "/dev", "/proc")  # the jail provides these itself
+_TMP = "/tmp"  # also per job; host paths under it (a checkout in /tmp) are re-exposed per job
+_HELD = "/.held"  # where binds of host paths under /tmp wait in the root, between jobs
 _STAGING = "/.jobfs"  # empty mount point in the read-only root, used while building a job tmpfs
 _JOB_MOUNTS = ((WORK_DIR, "work"), ("/tmp", "tmp"), ("/dev/shm", "shm"))
 
@@ -34,6 +36,11 @@ class RootPlan:
     mount_point: str  # empty host directory the new root is mounted on
     binds: tuple[str, ...]  # absolute host directories mirrored read-only
     symlinks: tuple[tuple[str, str], ...]  # (path, target) recreated as on the host
+
+    @property
+    def held(self) -> tuple[str, ...]:
+        """Binds under /tmp: the job's fresh /tmp would hide them, so each job gets them again."""
+        return tuple(path for path in self.binds if _under(path, _TMP))
 
 
 def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
@@ -50,10 +57,14 @@ def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
     for path in nested:
         del binds[path]  # already visible through an enclosing bind
     for path in [*binds, *symlinks]:
-        clash = next((r for r in RESERVED if path == r or path.startswith(r + "/")), None)
-        if clash:
-            raise ValueError(f"cannot expose {path} to jobs: {clash} is private to each job")
+        clash = next((r for r in RESERVED if _under(path, r)), None)
+        if clash or path == _TMP or (path in symlinks and _under(path, _TMP)):
+            raise ValueError(f"cannot expose {path} to jobs: {clash or _TMP} is private to each job")
     return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())))
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top + "/")
 
 
 def _inside(root: str, path: str) -> str:
@@ -65,7 +76,7 @@ def _bind(source: str, target: str, flags: int = _RO) -> None:
     linux.mount(None, target, None, linux.MS_REMOUNT | linux.MS_BIND | flags)
 
 
-def fresh_job_fs(uid: int, gid: int) -> None:
+def fresh_job_fs(uid: int, gid: int, held: tuple[str, ...] = ()) -> None:
     """Replace /job, /tmp and /dev/shm with one new, empty tmpfs (so one quota covers all).
 
     Runs in the init between jobs: nothing a job wrote survives into the next one.
@@ -83,6 +94,9 @@ def fresh_job_fs(uid: int, gid: int) -> None:
         os.chown(os.path.join(_STAGING, name), uid, gid)
         linux.mount(os.path.join(_STAGING, name), target, None, linux.MS_BIND)
     linux.umount(_STAGING)
+    for path in held:  # root-owned, read-only: the job can neither change nor remove them
+        os.makedirs(path, exist_ok=True)
+        _bind(_HELD + path, path)
     os.chdir(WORK_DIR)  # the student process inherits it
 
 
@@ -116,8 +130,9 @@ def enter(plan: RootPlan) -> None:
     root = plan.mount_point
     linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,nr_inodes=4096,mode=0755")
     for path in plan.binds:
-        os.makedirs(_inside(root, path), exist_ok=True)
-        _bind(path, _inside(root, path))
+        target = _inside(root, _HELD + path if path in plan.held else path)
+        os.makedirs(target, exist_ok=True)
+        _bind(path, target)
     for path, target in plan.symlinks:
         os.makedirs(os.path.dirname(_inside(root, path)), exist_ok=True)
         os.symlink(target, _inside(root, path))

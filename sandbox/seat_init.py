@@ -57,7 +57,7 @@ def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
     """Between jobs: nothing of the last job may reach the next one."""
     if ctx.root is not None:
         linux.unshare(linux.CLONE_NEWIPC)  # SysV IPC objects outlive their processes
-        jail.fresh_job_fs(seat.identity.uid, seat.identity.gid)
+        jail.fresh_job_fs(seat.identity.uid, seat.identity.gid, ctx.root.held)
     elif work_dir is not None:
         for entry in os.listdir(work_dir):
             path = os.path.join(work_dir, entry)

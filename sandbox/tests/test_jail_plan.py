@@ -18,3 +18,11 @@ def test_it_mirrors_real_system_paths() -> None:
     assert "/usr/lib/x86_64-linux-gnu" not in plan.binds  # inside /usr/lib already
     if Path("/lib").is_symlink():
         assert ("/lib", "usr/lib") in plan.symlinks
+
+
+def test_paths_under_tmp_are_held_and_re_exposed_per_job() -> None:
+    """A checkout in /tmp (e.g. a CI clone) still works: its venv and packages are re-bound
+    read-only into each job's fresh /tmp instead of being refused."""
+    plan = plan_root("/mnt/root", ["/tmp/ci-clone/.venv", "/usr"])
+    assert plan.held == ("/tmp/ci-clone/.venv",)
+    assert "/usr" in plan.binds and "/usr" not in plan.held
