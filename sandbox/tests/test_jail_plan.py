@@ -20,9 +20,12 @@ def test_it_mirrors_real_system_paths() -> None:
         assert ("/lib", "usr/lib") in plan.symlinks
 
 
-def test_paths_under_tmp_are_held_and_re_exposed_per_job() -> None:
+def test_paths_under_tmp_are_held_and_re_exposed_per_job(tmp_path: Path) -> None:
     """A checkout in /tmp (e.g. a CI clone) still works: its venv and packages are re-bound
     read-only into each job's fresh /tmp instead of being refused."""
-    plan = plan_root("/mnt/root", ["/tmp/ci-clone/.venv", "/usr"])
-    assert plan.held == ("/tmp/ci-clone/.venv",)
+    venv = tmp_path / ".venv"
+    venv.mkdir()
+    assert str(venv).startswith("/tmp/")
+    plan = plan_root("/mnt/root", [str(venv), "/usr"])
+    assert plan.held == (str(venv),)
     assert "/usr" in plan.binds and "/usr" not in plan.held
