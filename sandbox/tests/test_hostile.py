@@ -4,6 +4,7 @@ message, the server survives and later jobs are unaffected (the `contained` fixt
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 
@@ -95,16 +96,18 @@ def test_it_cannot_read_etc_shadow(contained: Server) -> None:
 
 
 def test_it_cannot_write_outside_the_job_dir(contained: Server) -> None:
+    venv_file = f"{sys.prefix}/x"  # the venv is visible read-only (even inside a checkout in /tmp)
     source = (
         "import sandbox_guest\nfailures = {}\n"
-        "for path in ['/x', '/usr/lib/x', '/work/main/.venv/x', '/proc/x', '/job/ok']:\n"
+        f"for path in ['/x', '/usr/lib/x', {venv_file!r}, '/proc/x', '/job/ok', '/tmp/ok']:\n"
         "    try:\n        open(path, 'w').close()\n"
         "    except OSError as exc:\n        failures[path] = exc.strerror\n"
         "sandbox_guest.emit(failures)\n"
     )
     result = contained.run(source)
     assert result.status == "ok"
-    assert set(result.result) == {"/x", "/usr/lib/x", "/work/main/.venv/x", "/proc/x"}
+    assert set(result.result) == {"/x", "/usr/lib/x", venv_file, "/proc/x"}
+    assert result.result[venv_file] == "Read-only file system"
 
 
 def test_setuid_zero_is_refused(contained: Server) -> None:

@@ -7,8 +7,11 @@ import os
 import re
 import secrets
 import time
+from pathlib import Path
 
 from sandbox.tests.conftest import SECRET, Server
+
+PROJECT = Path(__file__).resolve().parents[2]
 
 # Searches for PREFIX and compares the bytes after it by hash, so the searching job
 # never holds the full needle itself (it would otherwise always find its own copy).
@@ -17,6 +20,7 @@ import ctypes, gc, hashlib, sandbox_guest
 ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: make /proc/self/mem ours to read
 needles = sandbox_guest.job_input()
 found = {name: {"memory": False, "objects": False} for name in needles}
+
 
 def matches(blob, prefix, length, digest):
     start = blob.find(prefix)
@@ -171,16 +175,17 @@ def test_dumpable_again_its_own_environ_holds_nothing(contained: Server) -> None
 
 
 def test_only_the_allow_list_of_the_project_is_visible(contained: Server) -> None:
+    project = str(PROJECT)  # wherever the checkout is (a CI clone may live under /tmp)
     source = (
         "import os, sandbox_guest, sbx_fixture_pkg\nfrom sbx_fixture_pkg import lazy\n"
-        "tree = {p: sorted(os.listdir(p)) for p in ['/', '/work/main', '/work/main/sandbox']}\n"
+        f"tree = {{p: sorted(os.listdir(p)) for p in ['/', {project!r}, {project + '/sandbox'!r}]}}\n"
         "sandbox_guest.emit({'tree': tree, 'lazy': lazy.VALUE, 'greeting': sbx_fixture_pkg.GREETING})\n"
     )
     result = contained.run(source)
     assert result.status == "ok", result.error
     tree = result.result["tree"]
-    assert tree["/work/main"] == [".venv", "sandbox"]
-    assert tree["/work/main/sandbox"] == ["guest", "tests"]
+    assert tree[project] == [".venv", "sandbox"]
+    assert tree[project + "/sandbox"] == ["guest", "tests"]
     assert not {"etc", "home", "root", "var"} & set(tree["/"]) - {"root"} and "etc" not in tree["/"]
     assert result.result["lazy"] == 42
 
