@@ -4,6 +4,7 @@ in the sandbox) and then diagnoses answers without torch."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -83,6 +84,20 @@ class Highlight:
             missing_edges=[(a, b) for a, b in data.get("missing_edges", [])],
             nodes=list(data.get("nodes", [])),
         )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"wrong_edges": [list(edge) for edge in self.wrong_edges],
+                "missing_edges": [list(edge) for edge in self.missing_edges], "nodes": list(self.nodes)}
+
+    @classmethod
+    def merged(cls, highlights: Iterable[Highlight]) -> Highlight:
+        """Everything any of them highlights, e.g. the wrong paths of several parts in one picture."""
+        total = cls()
+        for item in highlights:
+            total.wrong_edges.extend(item.wrong_edges)
+            total.missing_edges.extend(item.missing_edges)
+            total.nodes.extend(item.nodes)
+        return total
 
 
 @dataclass

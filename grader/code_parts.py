@@ -72,11 +72,7 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     if not wrong:
         message = f"Correct: {', '.join(diagnoses)} all match the gradients autograd computes."
         return Diagnosis(key, True, "correct", [], message, expected=expected, detail=detail)
-    highlight = Highlight()
-    for d in wrong:
-        highlight.wrong_edges.extend(d.highlight.wrong_edges)
-        highlight.missing_edges.extend(d.highlight.missing_edges)
-        highlight.nodes.extend(d.highlight.nodes)
+    highlight = Highlight.merged(d.highlight for d in wrong)
     right = [name for name, d in diagnoses.items() if d.correct]
     messages = {d.message for d in wrong}
     message = messages.pop() if len(messages) == 1 else " ".join(f"{d.part}: {d.message}" for d in wrong)

@@ -147,18 +147,7 @@ def graded_svg(*, analysis_data: dict[str, Any], graded: Graded) -> str:
 
 
 def wrong_highlight(diagnoses: Mapping[str, Diagnosis]) -> Highlight:
-    highlight = Highlight()
-    for diagnosis in diagnoses.values():
-        if not diagnosis.correct:
-            highlight.wrong_edges.extend(diagnosis.highlight.wrong_edges)
-            highlight.missing_edges.extend(diagnosis.highlight.missing_edges)
-            highlight.nodes.extend(diagnosis.highlight.nodes)
-    return highlight
-
-
-def highlight_json(highlight: Highlight) -> dict[str, Any]:
-    return {"wrong_edges": [list(edge) for edge in highlight.wrong_edges],
-            "missing_edges": [list(edge) for edge in highlight.missing_edges], "nodes": list(highlight.nodes)}
+    return Highlight.merged(d.highlight for d in diagnoses.values() if not d.correct)
 
 
 def stored_svg(*, analysis_data: dict[str, Any], stored: dict[str, Any], part: str | None) -> str | None:
@@ -168,11 +157,7 @@ def stored_svg(*, analysis_data: dict[str, Any], stored: dict[str, Any], part: s
     if part is not None and part not in per_part:
         return None
     chosen = [per_part[part]] if part is not None else list(per_part.values())
-    highlight = Highlight()
-    for item in (Highlight.from_json(data) for data in chosen):
-        highlight.wrong_edges.extend(item.wrong_edges)
-        highlight.missing_edges.extend(item.missing_edges)
-        highlight.nodes.extend(item.nodes)
+    highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
     return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight)
 
 

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from assignments.models import Assignment, Membership
-from grader.grading import Graded, answers_grade, answers_parse, highlight_json, wrong_highlight
+from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
 from grader.policy import PolicyError, _now, attempts_left, window_at
 from grader.reference import ReferenceError
@@ -102,7 +102,7 @@ def submission_grade(*, submission_id: int) -> None:
 def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) -> None:
     window = window_at(assignment=submission.assignment, at=submission.created_at)
     document = {**graded.document, "late_factor": window.late_factor}
-    highlight = {"parts": {key: highlight_json(wrong_highlight({key: diagnosis}))
+    highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
                            for key, diagnosis in graded.diagnoses.items()}}
     score = round(document["score"] * window.late_factor, 6)
     with transaction.atomic():
