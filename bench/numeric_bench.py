@@ -267,10 +267,17 @@ def private_stack(clients: int, concurrency: int, server: str) -> Iterator[tuple
 
     LOGS.mkdir(exist_ok=True)
     call_command("migrate", verbosity=0)
-    with reference_sandbox():  # the catalog's reference programs run there once per variant
+    with reference_sandbox():  # references (once per variant) and code parts run there
         call_command("load_assignments", verbosity=0, stdout=io.StringIO())
-    tokens = [user_create(username=f"bench-{uuid.uuid4().hex[:8]}", role="student", course=course_demo(),
-                          with_token=True)[1] or "" for _ in range(clients)]
+        tokens = [user_create(username=f"bench-{uuid.uuid4().hex[:8]}", role="student", course=course_demo(),
+                              with_token=True)[1] or "" for _ in range(clients)]
+        with _services(concurrency, server) as url:
+            yield url, tokens
+
+
+@contextmanager
+def _services(concurrency: int, server: str) -> Iterator[str]:
+    """A worker on a private queue and the web server, both stopped on exit."""
     queue, port = f"bench-{uuid.uuid4().hex[:8]}", _free_port()
     env = {**os.environ, "CELERY_QUEUE": queue, "DEBUG": "0", "SECRET_KEY": "bench-only", "LOG_LEVEL": "WARNING"}
     worker = _spawn([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", str(concurrency),
@@ -280,7 +287,7 @@ def private_stack(clients: int, concurrency: int, server: str) -> Iterator[tuple
     try:
         _wait_until(lambda: _port_open(port), web, "web server")
         _wait_until(lambda: _worker_ready(queue), worker, "worker")
-        yield f"http://127.0.0.1:{port}", tokens
+        yield f"http://127.0.0.1:{port}"
     finally:
         _stop(web)
         _stop(worker)
