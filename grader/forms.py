@@ -78,6 +78,7 @@ def _field(part: Part) -> forms.CharField:
     attrs = {"id": dom_id(part.key), "autocomplete": "off", "autocapitalize": "off", "spellcheck": "false"}
     if part.kind == Part.Kind.CODE:
         return forms.CharField(required=False, max_length=MAX_CODE, strip=False, label=part.key,
+                               initial=part.config.get("starter", ""),  # the signature or the buggy code
                                widget=forms.Textarea(attrs={**attrs, "rows": 10, "class": "code"}))
     return forms.CharField(required=False, max_length=MAX_ANSWER, label=part.key,
                            widget=forms.TextInput(attrs=attrs))
