@@ -109,7 +109,7 @@ def answers_grade(
     analysis = Analysis.from_json(variant.analysis_data())
     diagnoses: dict[str, Diagnosis] = {}
     graded: list[GradedPart] = []
-    for part in assignment.parts.all():
+    for part in list(assignment.parts.all()):
         given = code.get(part.key) if part.kind == Part.Kind.CODE else answers.get(part.key)
         if given is None:
             graded.append(_unanswered(part))

@@ -21,9 +21,10 @@ from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
 from grader.policy import PolicyError, _now, attempts_left, window_at
 from grader.reference import ReferenceError
-from grader.variants import params_for_student, variant_get, variant_row
+from grader.variants import params_for_student, variant_ready, variant_row
 
 log = logging.getLogger(__name__)
+MAX_DELIVERIES = 5  # a row re-enqueued this often is marked as an infrastructure error
 
 
 def submission_create(
@@ -88,15 +89,24 @@ def submission_grade(*, submission_id: int) -> None:
         log.info("submission %s is not queued (graded or claimed elsewhere); skipping", submission_id)
         return
     submission = Submission.objects.select_related("assignment", "variant").get(id=submission_id)
-    assignment = submission.assignment
     try:
-        variant = variant_get(assignment=assignment, params=submission.variant.params)
-        graded = answers_grade(assignment=assignment, variant=variant, answers=submission.answers,
-                               code=submission.code, show_expected=True)
+        graded = _graded(submission=submission)
     except ReferenceError as exc:
         _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
         return
+    except Exception:  # a bug must not loop through the sweeper forever; no attempt is charged
+        log.exception("grading submission %s failed", submission_id)
+        _finish_error(submission_id=submission_id, token=token, reason="internal grading error (logged)")
+        return
     _finish_graded(submission=submission, token=token, graded=graded)
+
+
+def _graded(*, submission: Submission) -> Graded:
+    if submission.variant is None:
+        raise ReferenceError("the submission has no variant")
+    variant = variant_ready(variant=submission.variant)  # the reference as it was at submission time
+    return answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
+                         code=submission.code, show_expected=True)
 
 
 def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) -> None:
@@ -110,8 +120,9 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) 
                                                               status=Submission.Status.RUNNING)
         if not owned.exists():
             return  # the sweeper handed the row to another run; its result wins
-        Result.objects.update_or_create(submission_id=submission.id, defaults={
-            "score": score, "max_score": document["max_score"], "document": document, "highlight": highlight})
+        fields = {"score": score, "max_score": document["max_score"], "document": document, "highlight": highlight}
+        if not Result.objects.filter(submission_id=submission.id).update(**fields):  # idempotent rewrite
+            Result.objects.create(submission_id=submission.id, **fields)
         owned.update(status=Submission.Status.GRADED, graded_at=_now())
 
 
@@ -134,6 +145,10 @@ def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> l
         Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - queued_after), status=Submission.Status.QUEUED
     )
     ids = sorted(set(running_ids) | set(queued.values_list("id", flat=True)[:500]))
+    poisoned = Submission.objects.filter(id__in=ids, deliveries__gte=MAX_DELIVERIES)
+    poisoned.update(status=Submission.Status.ERROR, attempt=None, graded_at=now,
+                    error_reason=f"not graded after {MAX_DELIVERIES} deliveries")
+    ids = list(Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED).values_list("id", flat=True))
     Submission.objects.filter(id__in=ids).update(enqueued_at=now, deliveries=F("deliveries") + 1)
     for submission_id in ids:
         _enqueue(submission_id)

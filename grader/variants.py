@@ -55,7 +55,11 @@ def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     Raises ReferenceError when the reference program fails (stored on the variant too).
     """
     digest = reference_hash(assignment=assignment, params=params)
-    variant = _variant_row(assignment=assignment, params=params, digest=digest)
+    return variant_ready(variant=_variant_row(assignment=assignment, params=params, digest=digest))
+
+
+def variant_ready(*, variant: Variant) -> Variant:
+    """The variant with its seed analysis, computed now if it was not yet (raises ReferenceError)."""
     if variant.analysis is None:
         _variant_compute(variant=variant)
     return variant

