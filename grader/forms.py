@@ -55,7 +55,7 @@ class AnswerForm(forms.Form):
         return {
             part.key: self.cleaned_data[part.key]
             for part in self.parts
-            if (part.kind == Part.Kind.CODE) == code and self.cleaned_data.get(part.key, "").strip()
+            if (part.kind == Part.Kind.CODE) == code and _answered(part, self.cleaned_data.get(part.key, ""))
         }
 
     def add_answer_errors(self, errors: dict[str, str]) -> None:
@@ -72,6 +72,12 @@ class AnswerForm(forms.Form):
             row.field.field.widget.attrs["aria-describedby"] = " ".join(described)
             rows.append(row)
         return rows
+
+
+def _answered(part: Part, text: str) -> bool:
+    """Empty fields and untouched starter code are not answers (nothing is graded for them)."""
+    starter = part.config.get("starter", "") if part.kind == Part.Kind.CODE else ""
+    return bool(text.strip()) and text.split() != starter.split()
 
 
 def _field(part: Part) -> forms.CharField:

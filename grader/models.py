@@ -23,7 +23,7 @@ class Submission(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED, db_index=True)
     attempt = models.PositiveIntegerField(null=True, blank=True, help_text="Empty for infrastructure errors")
     error_reason = models.TextField(blank=True)
-    deliveries = models.PositiveIntegerField(default=0, help_text="How often the task was enqueued")
+    deliveries = models.PositiveIntegerField(default=0, help_text="How often a worker started grading it")
     claim = models.UUIDField(null=True, blank=True, help_text="Token of the worker run that owns the row")
     created_at = models.DateTimeField(auto_now_add=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)

@@ -24,7 +24,7 @@ from grader.reference import ReferenceError
 from grader.variants import params_for_student, variant_ready, variant_row
 
 log = logging.getLogger(__name__)
-MAX_DELIVERIES = 5  # a row re-enqueued this often is marked as an infrastructure error
+MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an infrastructure error
 
 
 def submission_create(
@@ -47,7 +47,7 @@ def submission_create(
             raise PolicyError(f"You have used all {assignment.max_attempts} attempts.")
         submission = Submission.objects.create(
             student=student, assignment=assignment, variant=variant, answers=dict(answers), code=dict(code),
-            attempt=used + 1, enqueued_at=_now(), deliveries=1,
+            attempt=used + 1, enqueued_at=_now(),
         )
         transaction.on_commit(lambda: _enqueue(submission.id))
     return submission
@@ -77,7 +77,7 @@ def submission_claim(*, submission_id: int) -> uuid.UUID | None:
     """Move queued → running for exactly one worker run; None when someone else has it."""
     token = uuid.uuid4()
     claimed = Submission.objects.filter(id=submission_id, status=Submission.Status.QUEUED).update(
-        status=Submission.Status.RUNNING, claim=token, started_at=_now()
+        status=Submission.Status.RUNNING, claim=token, started_at=_now(), deliveries=F("deliveries") + 1
     )
     return token if claimed == 1 else None
 
@@ -138,18 +138,20 @@ def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> l
     now = _now()
     running = Submission.objects.filter(status=Submission.Status.RUNNING, started_at__lt=now - running_after)
     running_ids = list(running.values_list("id", flat=True)[:500])
+    # A row whose grading started this often without finishing kills its worker: stop retrying it.
+    Submission.objects.filter(
+        id__in=running_ids, status=Submission.Status.RUNNING, deliveries__gte=MAX_DELIVERIES
+    ).update(status=Submission.Status.ERROR, attempt=None, graded_at=now, claim=None,
+             error_reason=f"grading started {MAX_DELIVERIES} times without finishing")
     Submission.objects.filter(id__in=running_ids, status=Submission.Status.RUNNING).update(
         status=Submission.Status.QUEUED, claim=None
     )
     queued = Submission.objects.filter(
-        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - queued_after), status=Submission.Status.QUEUED
+        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - queued_after) | Q(id__in=running_ids),
+        status=Submission.Status.QUEUED,
     )
-    ids = sorted(set(running_ids) | set(queued.values_list("id", flat=True)[:500]))
-    poisoned = Submission.objects.filter(id__in=ids, deliveries__gte=MAX_DELIVERIES)
-    poisoned.update(status=Submission.Status.ERROR, attempt=None, graded_at=now,
-                    error_reason=f"not graded after {MAX_DELIVERIES} deliveries")
-    ids = list(Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED).values_list("id", flat=True))
-    Submission.objects.filter(id__in=ids).update(enqueued_at=now, deliveries=F("deliveries") + 1)
+    ids = sorted(queued.values_list("id", flat=True)[:500])
+    Submission.objects.filter(id__in=ids).update(enqueued_at=now)
     for submission_id in ids:
         _enqueue(submission_id)
     return ids

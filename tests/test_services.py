@@ -56,16 +56,23 @@ def test_a_bug_while_grading_is_an_error_that_costs_no_attempt(student: Person, 
     assert services.attempts_used(student=student.user, assignment=submission.assignment) == 0
 
 
-def test_the_sweeper_gives_up_on_a_row_delivered_too_often(student: Person, no_broker: list[int]) -> None:
+def test_the_sweeper_gives_up_on_a_row_that_keeps_killing_its_worker(student: Person, no_broker: list[int]) -> None:
     poisoned = create(student, **{"x.grad": "7"})
-    stuck = create(student, **{"x.grad": "4"})
-    Submission.objects.filter(id=poisoned.id).update(deliveries=services.MAX_DELIVERIES)
-    no_broker.clear()
-    swept = services.submissions_sweep(queued_after=timedelta(0), running_after=timedelta(0))
-    assert swept == [stuck.id] and no_broker == [stuck.id]
+    create(student, **{"x.grad": "4"})  # a neighbour that only waits
+    for _ in range(services.MAX_DELIVERIES):  # claimed, then the worker dies, then swept back
+        assert services.submission_claim(submission_id=poisoned.id) is not None
+        services.submissions_sweep(queued_after=timedelta(hours=1), running_after=timedelta(0))
     poisoned.refresh_from_db()
     assert poisoned.status == "error" and poisoned.attempt is None
-    assert "deliveries" in poisoned.error_reason
+    assert "5 times" in poisoned.error_reason
+
+
+def test_a_row_that_only_waits_is_never_given_up(student: Person, no_broker: list[int]) -> None:
+    waiting = create(student, **{"x.grad": "4"})
+    for _ in range(services.MAX_DELIVERIES + 2):  # workers down: swept again and again
+        assert waiting.id in services.submissions_sweep(queued_after=timedelta(0), running_after=timedelta(0))
+    waiting.refresh_from_db()
+    assert waiting.status == "queued" and waiting.deliveries == 0
 
 
 def test_a_running_row_of_a_dead_worker_is_queued_again(student: Person, no_broker: list[int]) -> None:
@@ -73,5 +80,6 @@ def test_a_running_row_of_a_dead_worker_is_queued_again(student: Person, no_brok
     assert services.submission_claim(submission_id=submission.id) is not None
     no_broker.clear()
     assert services.submissions_sweep(queued_after=timedelta(hours=1), running_after=timedelta(0)) == [submission.id]
+    assert no_broker == [submission.id]
     submission.refresh_from_db()
-    assert submission.status == "queued" and submission.claim is None and submission.deliveries == 2
+    assert submission.status == "queued" and submission.claim is None and submission.deliveries == 1

@@ -225,3 +225,14 @@ def test_healthz_is_503_when_the_broker_is_down(client: Client, monkeypatch: pyt
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["broker"].startswith("unreachable") and response.json()["database"] == "ok"
+
+
+@pytest.mark.django_db
+def test_untouched_starter_code_is_not_submitted(student: Any) -> None:
+    client = logged_in(student)
+    page = client.get("/assignments/accumulation/").content.decode()
+    starter = Assignment.objects.get(slug="accumulation").parts.get(key="program").config["starter"]
+    assert "x = torch.tensor([x0], requires_grad=True)" in page  # the code box starts with it
+    post_answers(client, "accumulation", {"x.grad": "8", "program": starter.replace("\n", "\r\n")})
+    submission = Submission.objects.get(student=student.user)
+    assert submission.answers == {"x.grad": "8"} and submission.code == {}
