@@ -30,12 +30,23 @@ def symbolic_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fai
     if not isinstance(variables, dict) or not variables:
         raise fail("config.variables", 'must map the names students type to parameters, e.g. {x = "x0"}')
     for name, param in variables.items():
-        if not IDENT_RE.match(name) or param not in params:
+        if not IDENT_RE.match(name) or not isinstance(param, str) or param not in params:
             raise fail(f"config.variables.{name}", f"must name a parameter in [params], got {param!r}")
     _grad_key(config.get("of"), "config.of", fail)
-    if "formula" in config and not isinstance(config["formula"], str):
-        raise fail("config.formula", "must be a string such as 'y + 2*x'")
+    if "formula" in config:
+        _formula(config["formula"], list(variables), fail)
     return dict(config)
+
+
+def _formula(formula: Any, variables: list[str], fail: Fail) -> None:
+    from chainrule.symbolic_parse import SymbolicError, parse_expression
+
+    if not isinstance(formula, str):
+        raise fail("config.formula", "must be a string such as 'y + 2*x'")
+    try:
+        parse_expression(formula, variables=variables)
+    except SymbolicError as exc:
+        raise fail("config.formula", str(exc)) from None
 
 
 def code_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fail) -> dict[str, Any]:
@@ -48,6 +59,8 @@ def code_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fail) -
     if mode == "function":
         _function_config(config, params=params, fail=fail)
     else:
+        if "returns" in config or "function" in config:
+            raise fail("config.returns", f"belongs to function mode; {mode} mode compares `reads`")
         reads = config.get("reads")
         if not isinstance(reads, list) or not reads:
             raise fail("config.reads", 'must list what to compare, e.g. ["x.grad"]')
@@ -60,7 +73,7 @@ def _function_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fa
     if not IDENT_RE.match(str(config.get("function", ""))):
         raise fail("config.function", "must be the name of the function students write, e.g. 'grad_z'")
     args = config.get("args")
-    if not isinstance(args, list) or any(arg not in params for arg in args):
+    if not isinstance(args, list) or any(not isinstance(arg, str) or arg not in params for arg in args):
         raise fail("config.args", f"must list parameters passed to the function, from {sorted(params)}")
     returns = config.get("returns")
     if not isinstance(returns, list) or not returns:

@@ -7,6 +7,7 @@ wrong, so an instructor can fix a course-as-code pull request from the message a
 from __future__ import annotations
 
 import hashlib
+import json
 import keyword
 import math
 import re
@@ -184,6 +185,10 @@ def _parts(check: _Checker, parts: Any, params: dict[str, Any]) -> list[PartSpec
 def _config(check: _Checker, config: Any, *, kind: str, params: dict[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise check.fail(f"{where}config", "must be a table")
+    try:
+        json.dumps(config)
+    except (TypeError, ValueError):
+        raise check.fail(f"{where}config", "must hold only strings, numbers, lists and tables") from None
 
     def fail(name: str, problem: str) -> CatalogError:
         return check.fail(f"{where}{name}", problem)
@@ -247,8 +252,8 @@ def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
             out[name] = value
     if "max_attempts" in policy:
         attempts = policy["max_attempts"]
-        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-            raise check.fail("policy.max_attempts", f"must be a whole number >= 1, got {attempts!r}")
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 10_000:
+            raise check.fail("policy.max_attempts", f"must be a whole number from 1 to 10000, got {attempts!r}")
         out["max_attempts"] = attempts
     counts = policy.get("counts", "best")
     if counts not in ("best", "last"):
@@ -283,18 +288,33 @@ def _check_order(check: _Checker, policy: dict[str, Any]) -> None:
 
 def _variants(check: _Checker, variants: Any, params: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(variants, dict):
-        raise check.fail("variants", "must be a table of parameter = {min, max} or {choices}")
+        raise check.fail("variants", "must be a table of parameter = {min, max[, step]} or {choices}")
     for name, rule in variants.items():
         label = f"variants.{name}"
         if name not in params:
             raise check.fail(label, "names no parameter in [params]")
-        if not isinstance(rule, dict) or not ({"min", "max"} <= set(rule) or "choices" in rule):
-            raise check.fail(label, "must be {min = …, max = …} or {choices = […]}")
+        if not isinstance(rule, dict) or set(rule) - {"min", "max", "step", "choices"}:
+            raise check.fail(label, "must be {min = …, max = …[, step = …]} or {choices = […]}")
         if "choices" in rule:
-            if not isinstance(rule["choices"], list) or not rule["choices"]:
-                raise check.fail(label, "choices must be a non-empty list")
+            _choices(check, rule["choices"], label)
+        elif {"min", "max"} <= set(rule):
+            _range(check, rule, label)
         else:
-            low = check.number(rule["min"], f"{label}.min", minimum=-math.inf)
-            if check.number(rule["max"], f"{label}.max", minimum=low) == low:
-                raise check.fail(label, "max must be greater than min")
+            raise check.fail(label, "must be {min = …, max = …[, step = …]} or {choices = […]}")
     return dict(variants)
+
+
+def _choices(check: _Checker, choices: Any, label: str) -> None:
+    if not isinstance(choices, list) or not choices:
+        raise check.fail(f"{label}.choices", "must be a non-empty list")
+    for choice in choices:
+        for item in _flatten(choice if isinstance(choice, list) else [choice]):
+            check.number(item, f"{label}.choices", minimum=-math.inf)
+
+
+def _range(check: _Checker, rule: dict[str, Any], label: str) -> None:
+    low = check.number(rule["min"], f"{label}.min", minimum=-math.inf)
+    if check.number(rule["max"], f"{label}.max", minimum=low) == low:
+        raise check.fail(label, "max must be greater than min")
+    if "step" in rule:
+        check.number(rule["step"], f"{label}.step", minimum=0, strict=True)

@@ -21,7 +21,7 @@ from chainrule import (
     graph_svg,
     parse_numeric,
 )
-from chainrule.symbolic_grading import grade_symbolic
+from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
 from grader.code_parts import MAX_CODE_CHARS, code_part_diagnosis
 from grader.variants import variant_points
@@ -172,4 +172,20 @@ def expected_mismatches(*, assignment: Assignment, analysis: dict[str, Any]) -> 
         if not verdict.correct:
             got = parsed.parts[part.key].value if part.key in parsed.parts else None
             problems.append((f"parts.{part.key}.expected", f"says {value!r} but the reference program gives {got!r}"))
+    return problems
+
+
+def formula_mismatches(*, assignment: Assignment, variant: Variant) -> list[tuple[str, str]]:
+    """Symbolic parts whose authored reference formula disagrees with autograd at the points."""
+    formulas = [p for p in assignment.parts.filter(kind=Part.Kind.SYMBOLIC) if p.config.get("formula")]
+    if not formulas:
+        return []
+    points, analyses = variant_points(variant=variant)
+    problems = []
+    for part in formulas:
+        problem = reference_formula_problem(
+            formula=part.config["formula"], variables=part.config["variables"], analyses=analyses, points=points,
+            part=part.config["of"], rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+        if problem:
+            problems.append((f"parts.{part.key}.config.formula", problem))
     return problems

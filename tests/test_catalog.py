@@ -68,10 +68,22 @@ def test_loading_twice_changes_nothing() -> None:
         (_part(key="x grad"), "parts[0].key", "not a valid key"),
         (_part(expected="seven"), "parts[0].expected", ""),
         (_part(colour="red"), "parts[0].colour", "unknown field"),
-        (_with(policy={"max_attempts": 0}), "policy.max_attempts", ">= 1"),
+        (_with(policy={"max_attempts": 0}), "policy.max_attempts", "from 1 to 10000"),
         (_with(policy={"counts": "worst"}), "policy.counts", "'best' or 'last'"),
         (_with(variants={"y0": {"min": 1, "max": 2}}), "variants.y0", "names no parameter"),
         (_with(extra=1), "extra", "unknown field"),
+        (_with(variants={"x0": {"min": 1, "max": 4, "step": 0}}), "variants.x0.step", "must be >"),
+        (_with(variants={"x0": {"choices": ["a"]}}), "variants.x0.choices", "finite number"),
+        (_with(variants={"x0": {"min": 1, "max": 4, "colour": 1}}), "variants.x0", "must be {min"),
+        (_with(policy={"max_attempts": 2**40}), "policy.max_attempts", "1 to 10000"),
+        (_part(kind="symbolic", key="dz", config={"variables": {"x": ["x0"]}, "of": "x.grad"}),
+         "parts[0].config.variables.x", "must name a parameter"),
+        (_part(kind="symbolic", key="dz", config={"variables": {"x": "x0"}, "of": "x.grad", "formula": "2*"}),
+         "parts[0].config.formula", ""),
+        (_part(kind="code", key="p", config={"mode": "program", "reads": ["x.grad"], "returns": ["x.grad"]}),
+         "parts[0].config.returns", "function mode"),
+        (_part(kind="code", key="p", config={"mode": "function", "function": "f", "args": [["x0"]],
+                                             "returns": ["x.grad"]}), "parts[0].config.args", "parameters"),
     ],
 )
 def test_it_names_the_field_and_problem_of_a_bad_file(data: dict[str, object], field: str, problem: str) -> None:
@@ -113,6 +125,22 @@ def test_a_reference_that_raises_is_reported_with_its_line(tmp_path: Path) -> No
         call_command("load_assignments", str(path), stderr=err, stdout=io.StringIO())
     assert "raises.toml: reference:" in err.getvalue() and "undefined_name" in err.getvalue()
     assert not Assignment.objects.filter(slug="raises").exists()
+
+
+@pytest.mark.django_db
+def test_a_reference_formula_that_disagrees_with_autograd_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "formula.toml"
+    path.write_text(_toml("bad-formula", expected="6.0") + '''
+[[parts]]
+key = "dz_dx"
+kind = "symbolic"
+config = { variables = { x = "x0" }, of = "x.grad", formula = "3*x" }
+''')
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("load_assignments", str(path), stderr=err, stdout=io.StringIO())
+    assert "formula.toml: parts.dz_dx.config.formula: the reference formula '3*x'" in err.getvalue()
+    assert not Assignment.objects.filter(slug="bad-formula").exists()
 
 
 def _toml(slug: str, *, expected: str) -> str:

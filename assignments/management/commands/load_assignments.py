@@ -11,7 +11,7 @@ from django.db import transaction
 
 from assignments.services import assignment_upsert, course_demo
 from assignments.spec import CatalogError, spec_from_file
-from grader.grading import expected_mismatches
+from grader.grading import expected_mismatches, formula_mismatches
 from grader.reference import ReferenceError
 from grader.variants import variant_get
 
@@ -34,6 +34,10 @@ class Command(BaseCommand):
             except (CatalogError, ReferenceError) as exc:
                 failures += 1
                 self.stderr.write(f"error: {exc}")
+                continue
+            except (TypeError, ValueError) as exc:  # a value the validation did not foresee
+                failures += 1
+                self.stderr.write(f"error: {path.name}: {type(exc).__name__}: {exc}")
                 continue
             self.stdout.write(message)
         if failures:
@@ -63,7 +67,11 @@ def _load_one(path: Path, *, course: Any, check: bool) -> str:
                 variant = variant_get(assignment=assignment, params=assignment.params)
             except ReferenceError as exc:
                 raise CatalogError(spec.path, "reference", str(exc)) from None
-            problems = expected_mismatches(assignment=assignment, analysis=variant.analysis_data())
+            try:
+                problems = expected_mismatches(assignment=assignment, analysis=variant.analysis_data())
+                problems += formula_mismatches(assignment=assignment, variant=variant)
+            except ReferenceError as exc:
+                raise CatalogError(spec.path, "reference", str(exc)) from None
             if problems:
                 raise CatalogError(spec.path, problems[0][0], problems[0][1])
     return f"{'created' if created else 'updated'} {assignment.slug} ({path.name})"
