@@ -104,7 +104,7 @@ def submission_grade(*, submission_id: int) -> None:
 def _graded(*, submission: Submission) -> Graded:
     if submission.variant is None:
         raise ReferenceError("the submission has no variant")
-    variant = variant_ready(variant=submission.variant)  # the reference as it was at submission time
+    variant = variant_ready(variant=submission.variant)  # the current reference, at the student's values
     return answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
                          code=submission.code, show_expected=True)
 

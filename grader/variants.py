@@ -44,9 +44,9 @@ def params_for_student(*, assignment: Assignment, student_id: int | None) -> dic
 def _draw(rng: random.Random, rule: dict[str, Any]) -> Any:
     if "choices" in rule:
         return rng.choice(rule["choices"])
-    step = float(rule.get("step", 1.0))
-    count = int((float(rule["max"]) - float(rule["min"])) / step)
-    return float(rule["min"]) + step * rng.randint(0, count)
+    low, high, step = rule["min"], rule["max"], rule.get("step", 1)
+    value = low + step * rng.randint(0, int((high - low) / step))
+    return value if all(isinstance(v, int) for v in (low, high, step)) else float(value)  # ints stay ints
 
 
 def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
@@ -55,11 +55,23 @@ def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     Raises ReferenceError when the reference program fails (stored on the variant too).
     """
     digest = reference_hash(assignment=assignment, params=params)
-    return variant_ready(variant=_variant_row(assignment=assignment, params=params, digest=digest))
+    return _ready(_variant_row(assignment=assignment, params=params, digest=digest))
 
 
 def variant_ready(*, variant: Variant) -> Variant:
-    """The variant with its seed analysis, computed now if it was not yet (raises ReferenceError)."""
+    """This variant's parameters under the CURRENT reference, with its seed analysis computed.
+
+    A submission made before the instructor changed the reference is graded with the new one,
+    and an old row never caches the analysis of a program other than the one it is keyed by.
+    Raises ReferenceError when the reference fails.
+    """
+    digest = reference_hash(assignment=variant.assignment, params=variant.params)
+    if digest != variant.reference_hash:
+        variant = _variant_row(assignment=variant.assignment, params=variant.params, digest=digest)
+    return _ready(variant)
+
+
+def _ready(variant: Variant) -> Variant:
     if variant.analysis is None:
         _variant_compute(variant=variant)
     return variant

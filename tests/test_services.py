@@ -83,3 +83,25 @@ def test_a_running_row_of_a_dead_worker_is_queued_again(student: Person, no_brok
     assert no_broker == [submission.id]
     submission.refresh_from_db()
     assert submission.status == "queued" and submission.claim is None and submission.deliveries == 1
+
+
+def test_a_changed_reference_grades_with_the_new_program_and_keeps_caches_apart(student: Person) -> None:
+    from assignments.services import assignment_upsert, course_demo
+    from assignments.spec import spec_from_data
+
+    def upsert(program: str) -> Assignment:
+        data = {"slug": "changing", "title": "T", "statement": "s", "params": {"x0": 2.0},
+                "reference": f"x = torch.tensor(x0, requires_grad=True)\nz = {program}\nz.backward()\n",
+                "parts": [{"key": "x.grad"}]}
+        return assignment_upsert(spec=spec_from_data(data, path="changing.toml"), course=course_demo())[0]
+
+    assignment = upsert("x**2")
+    submission = services.submission_create(student=student.user, assignment=assignment,
+                                            answers={"x.grad": "12"}, code={})
+    old_variant = submission.variant
+    assignment = upsert("x**3")  # the instructor fixes the reference while it waits
+    services.submission_grade(submission_id=submission.id)
+    submission.refresh_from_db()
+    assert submission.result.score == 1.0  # d(x³)/dx at 2 is 12
+    old_variant.refresh_from_db()
+    assert old_variant.analysis is None  # never filled with the other program's analysis
