@@ -28,7 +28,8 @@ def membership_set(*, user: AbstractBaseUser, course: Course, role: str) -> Memb
 def assignment_upsert(*, spec: AssignmentSpec, course: Course) -> tuple[Assignment, bool]:
     """Create or update the assignment with this slug. Submissions are never touched."""
     assignment, created = Assignment.objects.update_or_create(
-        slug=spec.slug, defaults=_assignment_fields(spec=spec, course=course)
+        slug=spec.slug, defaults=_assignment_fields(spec=spec), create_defaults={
+            **_assignment_fields(spec=spec), "course": course}  # a moved assignment stays in its course
     )
     for order, part in enumerate(spec.parts):
         Part.objects.update_or_create(
@@ -45,10 +46,10 @@ def assignment_upsert(*, spec: AssignmentSpec, course: Course) -> tuple[Assignme
     return assignment, created
 
 
-def _assignment_fields(*, spec: AssignmentSpec, course: Course) -> dict[str, Any]:
+def _assignment_fields(*, spec: AssignmentSpec) -> dict[str, Any]:
     policy = spec.policy
     return {
-        "course": course, "title": spec.title, "statement": spec.statement, "params": spec.params,
+        "title": spec.title, "statement": spec.statement, "params": spec.params,
         "variant_ranges": spec.variants, "reference_program": spec.reference,
         "opens_at": policy.get("opens_at"), "due_at": policy.get("due_at"),
         "closes_at": policy.get("closes_at"), "max_attempts": policy.get("max_attempts"),

@@ -20,6 +20,13 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 
+if not DEBUG:  # behind a TLS-terminating proxy in production (see docker-compose.yml)
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
+    SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+    if envbool("TRUST_X_FORWARDED_PROTO", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 ALLOWED_HOSTS = [h for h in envstr("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 

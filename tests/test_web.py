@@ -214,7 +214,9 @@ def test_healthz_reports_database_and_broker_without_login(client: Client) -> No
 def test_healthz_names_an_unreachable_sandbox(client: Client, settings: Any, tmp_path: Any) -> None:
     settings.GRADER_REFERENCE_RUNNER = "grader.reference.SandboxRunner"
     settings.SANDBOX_SOCKET = str(tmp_path / "nobody-listens.sock")
-    assert client.get("/healthz").json()["sandbox"].startswith("unreachable")
+    response = client.get("/healthz")
+    assert response.json()["sandbox"].startswith("unreachable")
+    assert response.status_code == 503  # code parts and new references cannot be graded
 
 
 @pytest.mark.django_db

@@ -46,7 +46,10 @@ class Command(BaseCommand):
         except ReferenceError as exc:
             raise CommandError(f"grading {assignment.slug} failed: {exc}", returncode=2) from None
         if options["svg"]:
-            options["svg"].write_text(graded_svg(analysis_data=variant.analysis_data(), graded=graded))
+            try:
+                options["svg"].write_text(graded_svg(analysis_data=variant.analysis_data(), graded=graded))
+            except OSError as exc:
+                raise CommandError(f"cannot write {options['svg']}: {exc.strerror}", returncode=2) from None
         if options["json"]:
             self.stdout.write(json.dumps(graded.document, indent=2))
         else:
