@@ -127,6 +127,7 @@ GRADER_CATALOG_DIR = BASE_DIR / "assignments" / "catalog"
 GRADER_SWEEP_QUEUED_AFTER = envint("GRADER_SWEEP_QUEUED_AFTER", 30)
 GRADER_SWEEP_RUNNING_AFTER = envint("GRADER_SWEEP_RUNNING_AFTER", 150)
 GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
+GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student and assignment a minute; 0: none
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0)},
 }

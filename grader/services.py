@@ -45,6 +45,7 @@ def submission_create(
         used = attempts_used(student=student, assignment=assignment)
         if attempts_left(assignment=assignment, used=used) == 0:
             raise PolicyError(f"You have used all {assignment.max_attempts} attempts.")
+        _check_rate(student=student, assignment=assignment)
         submission = Submission.objects.create(
             student=student, assignment=assignment, variant=variant, answers=dict(answers), code=dict(code),
             attempt=used + 1, enqueued_at=_now(),
@@ -58,6 +59,15 @@ def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> No
     locked = Membership.objects.select_for_update().filter(user=student, course=assignment.course)
     if not locked.exists():
         raise PolicyError("You are not enrolled in the course of this assignment.")
+
+
+def _check_rate(*, student: AbstractBaseUser, assignment: Assignment) -> None:
+    """At most GRADER_RATE_LIMIT submissions per student and assignment per minute (0: no limit)."""
+    limit = settings.GRADER_RATE_LIMIT
+    recent = Submission.objects.filter(student=student, assignment=assignment,
+                                       created_at__gte=_now() - timedelta(minutes=1))
+    if limit and recent.count() >= limit:
+        raise PolicyError(f"Too many submissions: at most {limit} a minute. Wait a little and submit again.")
 
 
 def attempts_used(*, student: AbstractBaseUser, assignment: Assignment) -> int:

@@ -105,3 +105,14 @@ def test_a_changed_reference_grades_with_the_new_program_and_keeps_caches_apart(
     assert submission.result.score == 1.0  # d(x³)/dx at 2 is 12
     old_variant.refresh_from_db()
     assert old_variant.analysis is None  # never filled with the other program's analysis
+
+
+def test_a_student_submitting_too_fast_is_told_to_wait(student: Person, settings: Any) -> None:
+    from grader.policy import PolicyError
+
+    settings.GRADER_RATE_LIMIT = 3
+    for _ in range(3):
+        create(student, **{"x.grad": "7"})
+    with pytest.raises(PolicyError, match="at most 3 a minute"):
+        create(student, **{"x.grad": "7"})
+    assert Submission.objects.filter(student=student.user).count() == 3
