@@ -14,11 +14,11 @@ from typing import Any, TypeAlias
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.models import Assignment, Membership
 from grader.grading import stored_svg
-from grader.models import Submission
+from grader.models import Result, Submission
 from grader.policy import attempts_left
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
@@ -58,16 +58,19 @@ def assignments_visible(*, user: User) -> QuerySet[Assignment]:
 def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRow]:
     """The user's assignments (or the one with this slug) with attempts used and best score."""
     mine = Q(submissions__student_id=user.pk)
+    latest = Result.objects.filter(submission__student_id=user.pk, submission__assignment=OuterRef("pk"))
     assignments = assignments_visible(user=user).annotate(
         used=Count("submissions", filter=mine & Q(submissions__attempt__isnull=False)),
-        best=Max("submissions__result__score", filter=mine),
+        best_graded=Max("submissions__result__score", filter=mine),
+        last_graded=Subquery(latest.order_by("-submission__created_at").values("score")[:1]),
     ).prefetch_related("parts").order_by("course__title", "due_at", "title")
     if slug is not None:
         assignments = assignments.filter(slug=slug)
     return [
         AssignmentRow(
             assignment=a, attempts_used=a.used, attempts_left=attempts_left(assignment=a, used=a.used),
-            best_score=a.best, max_score=sum(part.points for part in a.parts.all()),
+            best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
+            max_score=sum(part.points for part in a.parts.all()),
         )
         for a in assignments
     ]

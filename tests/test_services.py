@@ -116,3 +116,14 @@ def test_a_student_submitting_too_fast_is_told_to_wait(student: Person, settings
     with pytest.raises(PolicyError, match="at most 3 a minute"):
         create(student, **{"x.grad": "7"})
     assert Submission.objects.filter(student=student.user).count() == 3
+
+
+@pytest.mark.parametrize(("counts", "shown"), [("best", 2.0), ("last", 0.0)])
+def test_the_score_that_counts_follows_the_policy(student: Person, counts: str, shown: float) -> None:
+    from grader.selectors import assignment_row
+
+    Assignment.objects.filter(slug="visual-walkthrough").update(counts=counts)
+    for answers in ({"x.grad": "7", "y.grad": "2"}, {"x.grad": "1", "y.grad": "1"}):
+        services.submission_grade(submission_id=create(student, **answers).id)
+    row = assignment_row(user=student.user, slug="visual-walkthrough")
+    assert row is not None and row.best_score == shown
