@@ -7,7 +7,7 @@ assignments, every submission to it and the expected values in result documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias
 
@@ -20,6 +20,7 @@ from assignments.models import Assignment, Membership
 from grader.grading import stored_svg
 from grader.models import Result, Submission
 from grader.policy import attempts_left
+from grader.variants import params_for_student
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STUDENT_ERROR = "Grading failed for a reason on our side. This attempt was not counted; please submit again."
@@ -34,6 +35,7 @@ class AssignmentRow:
     attempts_left: int | None  # None: unlimited
     best_score: float | None  # None: nothing graded yet
     max_score: float
+    your_values: dict[str, Any] = field(default_factory=dict)  # parameters drawn for this student
 
     @property
     def due_at(self) -> datetime | None:
@@ -70,10 +72,18 @@ def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRo
         AssignmentRow(
             assignment=a, attempts_used=a.used, attempts_left=attempts_left(assignment=a, used=a.used),
             best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
-            max_score=sum(part.points for part in a.parts.all()),
+            max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
         )
         for a in assignments
     ]
+
+
+def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
+    """The values of this student's variant for the parameters that vary (none for seed-only assignments)."""
+    if not assignment.variant_ranges:
+        return {}
+    params = params_for_student(assignment=assignment, student_id=user.pk)
+    return {name: params[name] for name in sorted(assignment.variant_ranges)}
 
 
 def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:

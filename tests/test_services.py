@@ -127,3 +127,29 @@ def test_the_score_that_counts_follows_the_policy(student: Person, counts: str, 
         services.submission_grade(submission_id=create(student, **answers).id)
     row = assignment_row(user=student.user, slug="visual-walkthrough")
     assert row is not None and row.best_score == shown
+
+
+def test_a_student_sees_and_is_graded_at_their_own_drawn_values(student: Person) -> None:
+    from rest_framework.test import APIClient
+
+    from assignments.services import assignment_upsert, course_demo
+    from assignments.spec import spec_from_data
+
+    data = {"slug": "drawn", "title": "T", "statement": "Take $x = 2$.", "params": {"x0": 2},
+            "variants": {"x0": {"min": 10, "max": 90}},
+            "reference": "x = torch.tensor(float(x0), requires_grad=True)\nz = x**2\nz.backward()\n",
+            "parts": [{"key": "x.grad"}]}
+    assignment_upsert(spec=spec_from_data(data, path="drawn.toml"), course=course_demo())
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
+    drawn = client.get("/api/v1/assignments/drawn/").json()["your_values"]["x0"]
+    assert isinstance(drawn, int) and 10 <= drawn <= 90
+    submission = create_for(student, "drawn", {"x.grad": str(2 * drawn)})
+    services.submission_grade(submission_id=submission.id)
+    submission.refresh_from_db()
+    assert submission.result.score == 1.0
+
+
+def create_for(person: Person, slug: str, answers: dict[str, str]) -> Submission:
+    assignment = Assignment.objects.get(slug=slug)
+    return services.submission_create(student=person.user, assignment=assignment, answers=answers, code={})

@@ -47,6 +47,7 @@ class AssignmentSummarySerializer(serializers.Serializer):
 class AssignmentDetailSerializer(AssignmentSummarySerializer):
     statement = serializers.CharField(source="assignment.statement", help_text="Markdown with $…$ math")
     parts = PartSerializer(source="assignment.parts.all", many=True)
+    your_values = serializers.DictField(help_text="Parameter values drawn for you (empty: the statement's values)")
 
 
 class SubmissionCreateSerializer(serializers.Serializer):
