@@ -25,8 +25,8 @@ def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]]
     """Raises ReferenceError when the sandbox itself is unavailable (an infrastructure error)."""
     config = part.config
     returns = config.get("returns") if config["mode"] == "function" else None
-    if returns is None:  # program and fix mode run the student's program at the seed point
-        points, analyses = points[:1], analyses[:1]
+    # Programs run at every point too (the prompt gives the values as variables such as x0),
+    # so a hard-coded gradient is caught.
     output = _run_harness(job=_job(config=config, source=source, points=points))
     diagnoses = grade_code(
         harness_output=output, analyses=analyses, points=points, parts=list(returns or config["reads"]),
