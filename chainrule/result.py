@@ -18,10 +18,16 @@ class GradedPart:
 
 
 def part_score(graded: GradedPart, partial_credit: Mapping[str, float]) -> float:
-    """Full marks when correct; otherwise the course's share for this kind of
-    mistake (none by default: the feedback is the reward)."""
+    """Full marks when correct; a part that answers several gradients at once
+    (detail["components"], e.g. grad_z returning two) earns its share for each
+    right one; otherwise the course's share for this kind of mistake (none by
+    default: the feedback is the reward)."""
     if graded.diagnosis.correct:
         return graded.max_score
+    components = graded.diagnosis.detail.get("components")
+    if isinstance(components, dict) and components:
+        right = sum(1 for component in components.values() if component.get("correct"))
+        return round(graded.max_score * right / len(components), 6)
     share = min(max(partial_credit.get(graded.diagnosis.kind, 0.0), 0.0), 1.0)
     return round(graded.max_score * share, 6)
 

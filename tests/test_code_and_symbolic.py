@@ -47,6 +47,7 @@ def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> Non
     if path:
         assert path in result["diagnosis"]["paths"]
     assert "(y.grad is right.)" in result["diagnosis"]["message"]
+    assert result["score"] == 1.0 and result["max_score"] == 2.0  # one of the two gradients earns its share
 
 
 @pytest.mark.parametrize(

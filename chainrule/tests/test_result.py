@@ -41,3 +41,12 @@ def test_it_links_the_graph_picture_when_given() -> None:
     part = graded("y.grad", "2")
     with_url = GradedPart(diagnosis=part.diagnosis, answer="2", graph_svg_url="/graphs/1.svg")
     assert build_result(assignment="a", parts=[with_url])["parts"][0]["graph_svg_url"] == "/graphs/1.svg"
+
+
+def test_a_part_answering_several_gradients_earns_a_share_per_right_one() -> None:
+    from chainrule import Diagnosis
+
+    components = {"x.grad": {"correct": False}, "y.grad": {"correct": True}, "z.grad": {"correct": True}}
+    diagnosis = Diagnosis("grad_z", False, "missing_path", [], "…", detail={"components": components})
+    result = build_result(assignment="a", parts=[GradedPart(diagnosis=diagnosis, answer="def …", max_score=3.0)])
+    assert result["score"] == 2.0 and result["parts"][0]["correct"] is False
