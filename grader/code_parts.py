@@ -16,7 +16,7 @@ from assignments.models import Part
 from chainrule import Diagnosis, Highlight
 from chainrule.code_grading import grade_code
 from chainrule.harness import harness_source
-from grader.reference import ReferenceError, sandbox_limits
+from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 MAX_CODE_CHARS = 50_000
 
@@ -54,7 +54,7 @@ def _run_harness(*, job: dict[str, Any]) -> Any:
                          socket_path=settings.SANDBOX_SOCKET,
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:
-        raise ReferenceError(f"sandbox unavailable: {exc}") from None
+        raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None
     if result.status == "ok" and result.result is not None:
         return result.result
     # Timeouts, memory and crashes are the student's program's doing: feedback, not errors.

@@ -64,6 +64,9 @@ sandbox_guest.emit(reply)
 """
 
 
+SANDBOX_HINT = "`make run` starts it; alone: `bash scripts/start_sandbox.sh`"
+
+
 class SandboxRunner(ReferenceRunner):
     """Runs the analysis in the warm sandbox (tens of milliseconds instead of a fresh torch import)."""
 
@@ -75,7 +78,7 @@ class SandboxRunner(ReferenceRunner):
                              socket_path=settings.SANDBOX_SOCKET,
                              allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
         except SandboxError as exc:
-            raise ReferenceError(f"sandbox unavailable: {exc}") from None
+            raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None
         if result.status != "ok" or not isinstance(result.result, dict):
             raise ReferenceError(result.error or f"reference job ended with status {result.status}")
         return result.result
