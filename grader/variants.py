@@ -80,16 +80,16 @@ def _ready(variant: Variant) -> Variant:
 def variant_row(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     """The variant row for these parameters, without computing its analysis."""
     digest = reference_hash(assignment=assignment, params=params)
-    return _variant_row(assignment=assignment, params=params, digest=digest)
+    return _variant_row(assignment=assignment, params=params, digest=digest, light=True)
 
 
-def _variant_row(*, assignment: Assignment, params: dict[str, Any], digest: str) -> Variant:
+def _variant_row(*, assignment: Assignment, params: dict[str, Any], digest: str, light: bool = False) -> Variant:
+    """`light` leaves the (large) analyses unread: a web request only needs the row's id."""
+    rows = Variant.objects.defer("analysis", "point_analyses") if light else Variant.objects.all()
     try:
-        variant, _ = Variant.objects.get_or_create(
-            assignment=assignment, reference_hash=digest, defaults={"params": params}
-        )
+        variant, _ = rows.get_or_create(assignment=assignment, reference_hash=digest, defaults={"params": params})
     except IntegrityError:  # a concurrent worker created it first
-        variant = Variant.objects.get(assignment=assignment, reference_hash=digest)
+        variant = rows.get(assignment=assignment, reference_hash=digest)
     return variant
 
 
