@@ -5,7 +5,8 @@ symbolic: variables = {x = "x0"} (names students type → parameters), of = "x.g
 code:     mode = "function" | "program" | "fix", starter = "…" (optional)
           function: function = "grad_z", args = ["x0", "y0"], returns = ["x.grad", "y.grad"],
                     signature = "grad_z(x, y) -> (dz_dx, dz_dy)", arg_type = "float" | "tensor"
-          program/fix: reads = ["x.grad"], reference_error = "RuntimeError" (optional)
+          program/fix: reads = ["x.grad"], reference_error = "RuntimeError" (optional),
+                       vary = ["x0"] (optional; default: the parameters the starter code uses)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ GRAD_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.grad)?$")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SYMBOLIC_FIELDS = {"variables", "of", "formula"}
 CODE_FIELDS = {"mode", "starter", "function", "args", "returns", "signature", "arg_type", "reads",
-               "reference_error", "forbid_autograd"}
+               "reference_error", "forbid_autograd", "vary"}
 MODES = ("function", "program", "fix")
 
 Fail = Callable[[str, str], Exception]
@@ -61,6 +62,9 @@ def code_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fail) -
     else:
         if "returns" in config or "function" in config:
             raise fail("config.returns", f"belongs to function mode; {mode} mode compares `reads`")
+        vary = config.get("vary", [])
+        if not isinstance(vary, list) or any(not isinstance(n, str) or n not in params for n in vary):
+            raise fail("config.vary", f"must list parameters that change between points, from {sorted(params)}")
         reads = config.get("reads")
         if not isinstance(reads, list) or not reads:
             raise fail("config.reads", 'must list what to compare, e.g. ["x.grad"]')

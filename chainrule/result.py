@@ -26,8 +26,10 @@ def part_score(graded: GradedPart, partial_credit: Mapping[str, float]) -> float
         return graded.max_score
     components = graded.diagnosis.detail.get("components")
     if isinstance(components, dict) and components:
-        right = sum(1 for component in components.values() if component.get("correct"))
-        return round(graded.max_score * right / len(components), 6)
+        # A gradient that should be None is right by doing nothing: it earns no share of its own.
+        counted = [c for c in components.values() if c.get("expected") is not None] or list(components.values())
+        right = sum(1 for component in counted if component.get("correct"))
+        return round(graded.max_score * right / len(counted), 6)
     share = min(max(partial_credit.get(graded.diagnosis.kind, 0.0), 0.0), 1.0)
     return round(graded.max_score * share, 6)
 

@@ -19,6 +19,10 @@ class PolicyError(Exception):
     """The submission is not allowed now (closed, no attempts left, too fast)."""
 
 
+class RateLimited(PolicyError):
+    """Too many submissions in the last minute (HTTP 429 in the API)."""
+
+
 @dataclass(frozen=True)
 class Window:
     is_open: bool

@@ -16,10 +16,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Q
 
-from assignments.models import Assignment, Membership
+from assignments.models import Assignment, Membership, Variant
 from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
-from grader.policy import PolicyError, _now, attempts_left, window_at
+from grader.policy import PolicyError, RateLimited, _now, attempts_left, window_at
 from grader.reference import ReferenceError
 from grader.variants import params_for_student, variant_ready, variant_row
 
@@ -67,7 +67,7 @@ def _check_rate(*, student: AbstractBaseUser, assignment: Assignment) -> None:
     recent = Submission.objects.filter(student=student, assignment=assignment,
                                        created_at__gte=_now() - timedelta(minutes=1))
     if limit and recent.count() >= limit:
-        raise PolicyError(f"Too many submissions: at most {limit} a minute. Wait a little and submit again.")
+        raise RateLimited(f"Too many submissions: at most {limit} a minute. Wait a little and submit again.")
 
 
 def attempts_used(*, student: AbstractBaseUser, assignment: Assignment) -> int:
@@ -100,7 +100,7 @@ def submission_grade(*, submission_id: int) -> None:
         return
     submission = Submission.objects.select_related("assignment", "variant").get(id=submission_id)
     try:
-        graded = _graded(submission=submission)
+        graded, variant = _graded(submission=submission)
     except ReferenceError as exc:
         _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
         return
@@ -108,18 +108,19 @@ def submission_grade(*, submission_id: int) -> None:
         log.exception("grading submission %s failed", submission_id)
         _finish_error(submission_id=submission_id, token=token, reason="internal grading error (logged)")
         return
-    _finish_graded(submission=submission, token=token, graded=graded)
+    _finish_graded(submission=submission, token=token, graded=graded, variant=variant)
 
 
-def _graded(*, submission: Submission) -> Graded:
+def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
     if submission.variant is None:
         raise ReferenceError("the submission has no variant")
     variant = variant_ready(variant=submission.variant)  # the current reference, at the student's values
-    return answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
-                         code=submission.code, show_expected=True)
+    graded = answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
+                           code=submission.code, show_expected=True)
+    return graded, variant
 
 
-def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) -> None:
+def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant) -> None:
     window = window_at(assignment=submission.assignment, at=submission.created_at)
     document = {**graded.document, "late_factor": window.late_factor}
     highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
@@ -133,7 +134,7 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded) 
         fields = {"score": score, "max_score": document["max_score"], "document": document, "highlight": highlight}
         if not Result.objects.filter(submission_id=submission.id).update(**fields):  # idempotent rewrite
             Result.objects.create(submission_id=submission.id, **fields)
-        owned.update(status=Submission.Status.GRADED, graded_at=_now())
+        owned.update(status=Submission.Status.GRADED, graded_at=_now(), variant=variant)  # the one graded with
 
 
 def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:
@@ -149,13 +150,14 @@ def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> l
     running = Submission.objects.filter(status=Submission.Status.RUNNING, started_at__lt=now - running_after)
     running_ids = list(running.values_list("id", flat=True)[:500])
     # A row whose grading started this often without finishing kills its worker: stop retrying it.
-    Submission.objects.filter(
-        id__in=running_ids, status=Submission.Status.RUNNING, deliveries__gte=MAX_DELIVERIES
-    ).update(status=Submission.Status.ERROR, attempt=None, graded_at=now, claim=None,
-             error_reason=f"grading started {MAX_DELIVERIES} times without finishing")
-    Submission.objects.filter(id__in=running_ids, status=Submission.Status.RUNNING).update(
-        status=Submission.Status.QUEUED, claim=None
+    stale = Submission.objects.filter(  # re-checked: an overlapping sweep may have requeued it meanwhile
+        id__in=running_ids, status=Submission.Status.RUNNING, started_at__lt=now - running_after
     )
+    stale.filter(deliveries__gte=MAX_DELIVERIES).update(
+        status=Submission.Status.ERROR, attempt=None, graded_at=now, claim=None,
+        error_reason=f"grading started {MAX_DELIVERIES} times without finishing",
+    )
+    stale.update(status=Submission.Status.QUEUED, claim=None)
     queued = Submission.objects.filter(
         Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - queued_after) | Q(id__in=running_ids),
         status=Submission.Status.QUEUED,

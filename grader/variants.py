@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import random
+import re
+import tokenize
 from typing import Any
 
 from django.db import IntegrityError
@@ -16,12 +19,16 @@ from chainrule import Analysis
 from chainrule.points import evaluation_points, usable_points
 from grader.reference import ReferenceError, get_runner
 
+POINTS_VERSION = 3  # bump when the choice of evaluation points changes: cached analyses go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 
 
 def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
-    blob = json.dumps([assignment.reference_program, params, assignment_keys(assignment)], sort_keys=True)
+    """Keys a variant to everything its cached analyses depend on: the program, the values and
+    the parts (their configs decide what is read and which parameters vary between points)."""
+    parts = sorted((p.key, p.kind, p.config) for p in assignment.parts.all())
+    blob = json.dumps([POINTS_VERSION, assignment.reference_program, params, parts], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -37,16 +44,20 @@ def params_for_student(*, assignment: Assignment, student_id: int | None) -> dic
         return params
     rng = random.Random(f"{assignment.slug}:{student_id}")
     for name, rule in sorted(assignment.variant_ranges.items()):
-        params[name] = _draw(rng, rule)
+        params[name] = _draw(rng, rule, params[name])
     return params
 
 
-def _draw(rng: random.Random, rule: dict[str, Any]) -> Any:
+def _draw(rng: random.Random, rule: dict[str, Any], default: Any) -> Any:
+    """A value shaped and typed like the default: a range applies to each entry of a list."""
     if "choices" in rule:
         return rng.choice(rule["choices"])
+    if isinstance(default, list):
+        return [_draw(rng, rule, item) for item in default]
     low, high, step = rule["min"], rule["max"], rule.get("step", 1)
-    value = low + step * rng.randint(0, int((high - low) / step))
-    return value if all(isinstance(v, int) for v in (low, high, step)) else float(value)  # ints stay ints
+    steps = min(int((high - low) / step), 1_000_000)
+    value = low + step * rng.randint(0, steps)
+    return int(value) if isinstance(default, int) and not isinstance(default, bool) else float(value)
 
 
 def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
@@ -131,9 +142,29 @@ def _points_compute(*, variant: Variant) -> None:
 
 
 def _varied(assignment: Assignment) -> list[str] | None:
-    """Only the parameters that formulas and functions take vary between points."""
+    """Only the parameters that formulas, functions and programs take vary between points; the rest
+    (e.g. a seed vector the statement fixes to ones) keep their values."""
     names: list[str] = []
     for part in assignment.parts.exclude(kind=Part.Kind.NUMERIC):
         names.extend(part.config.get("variables", {}).values())
         names.extend(part.config.get("args", []))
+        names.extend(_program_params(part, assignment.params))
     return sorted(set(names)) or None
+
+
+def _program_params(part: Part, params: dict[str, Any]) -> list[str]:
+    """A program or fix part's `vary`, else the parameters its starter code uses."""
+    if part.config.get("mode") not in ("program", "fix"):
+        return []
+    if "vary" in part.config:
+        return list(part.config["vary"])
+    return [name for name in params if name in _names_in(part.config.get("starter", ""))]
+
+
+def _names_in(source: str) -> set[str]:
+    """Identifiers used by the code, not words in its comments or strings."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return set(re.findall(r"[A-Za-z_]\w*", "\n".join(line.split("#")[0] for line in source.splitlines())))
+    return {token.string for token in tokens if token.type == tokenize.NAME}

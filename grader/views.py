@@ -138,5 +138,5 @@ def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     report = health_report()
-    healthy = report["database"] == "ok" and report["broker"] == "ok" and report["sandbox"] in ("ok", "not configured")
+    healthy = report["database"] == "ok" and report["broker"] == "ok" and report["sandbox"] == "ok"
     return JsonResponse(report, status=200 if healthy else 503)

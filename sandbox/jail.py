@@ -88,14 +88,15 @@ def fresh_job_fs(uid: int, gid: int, held: tuple[str, ...] = ()) -> None:
             linux.umount(target)
         except OSError:
             pass  # nothing mounted yet (first job)
-    linux.mount("tmpfs", _STAGING, "tmpfs", _JOB_FS_FLAGS, "size=64k,nr_inodes=16,mode=0755")
+    inodes = 16 + sum(path.count("/") for path in held)  # room for the mount points of held paths
+    linux.mount("tmpfs", _STAGING, "tmpfs", _JOB_FS_FLAGS, f"size=64k,nr_inodes={inodes},mode=0755")
     for target, name in _JOB_MOUNTS:
         os.mkdir(os.path.join(_STAGING, name), 0o700)
         os.chown(os.path.join(_STAGING, name), uid, gid)
         linux.mount(os.path.join(_STAGING, name), target, None, linux.MS_BIND)
     linux.umount(_STAGING)
-    for path in held:  # root-owned, read-only: the job can neither change nor remove them
-        os.makedirs(path, exist_ok=True)
+    for path in held:  # read-only binds; a job may rename their parent dirs in its own /tmp, which
+        os.makedirs(path, exist_ok=True)  # only breaks that job: /tmp is rebuilt for the next one
         _bind(_HELD + path, path)
     os.chdir(WORK_DIR)  # the student process inherits it
 

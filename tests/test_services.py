@@ -105,16 +105,24 @@ def test_a_changed_reference_grades_with_the_new_program_and_keeps_caches_apart(
     assert submission.result.score == 1.0  # d(x³)/dx at 2 is 12
     old_variant.refresh_from_db()
     assert old_variant.analysis is None  # never filled with the other program's analysis
+    assert submission.variant_id != old_variant.id  # the picture is drawn from the variant graded with
 
 
 def test_a_student_submitting_too_fast_is_told_to_wait(student: Person, settings: Any) -> None:
-    from grader.policy import PolicyError
+    from rest_framework.test import APIClient
+
+    from grader.policy import RateLimited
 
     settings.GRADER_RATE_LIMIT = 3
     for _ in range(3):
         create(student, **{"x.grad": "7"})
-    with pytest.raises(PolicyError, match="at most 3 a minute"):
+    with pytest.raises(RateLimited, match="at most 3 a minute"):
         create(student, **{"x.grad": "7"})
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
+    response = client.post("/api/v1/assignments/visual-walkthrough/submissions/", {"answers": {"x.grad": "7"}},
+                           format="json")
+    assert response.status_code == 429 and response["Retry-After"] == "60"
     assert Submission.objects.filter(student=student.user).count() == 3
 
 
@@ -153,3 +161,16 @@ def test_a_student_sees_and_is_graded_at_their_own_drawn_values(student: Person)
 def create_for(person: Person, slug: str, answers: dict[str, str]) -> Submission:
     assignment = Assignment.objects.get(slug=slug)
     return services.submission_create(student=person.user, assignment=assignment, answers=answers, code={})
+
+
+def test_drawn_values_keep_the_type_and_shape_of_the_defaults() -> None:
+    import random
+
+    from grader.variants import _draw
+
+    rng = random.Random(1)
+    assert isinstance(_draw(rng, {"min": 1, "max": 4}, 2.0), float)
+    assert isinstance(_draw(rng, {"min": 1, "max": 4}, 2), int)
+    drawn = _draw(rng, {"min": 1, "max": 4}, [1.0, 2.0, 3.0])
+    assert isinstance(drawn, list) and len(drawn) == 3 and all(1 <= v <= 4 for v in drawn)
+    assert 0 <= _draw(rng, {"min": 0, "max": 1, "step": 1e-300}, 0.5) <= 1  # a tiny step stays bounded

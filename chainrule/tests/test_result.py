@@ -46,7 +46,8 @@ def test_it_links_the_graph_picture_when_given() -> None:
 def test_a_part_answering_several_gradients_earns_a_share_per_right_one() -> None:
     from chainrule import Diagnosis
 
-    components = {"x.grad": {"correct": False}, "y.grad": {"correct": True}, "z.grad": {"correct": True}}
+    components = {"x.grad": {"correct": False, "expected": 7.0}, "y.grad": {"correct": True, "expected": 2.0},
+                  "z.grad": {"correct": True, "expected": 1.0}, "u.grad": {"correct": True, "expected": None}}
     diagnosis = Diagnosis("grad_z", False, "missing_path", [], "…", detail={"components": components})
     result = build_result(assignment="a", parts=[GradedPart(diagnosis=diagnosis, answer="def …", max_score=3.0)])
     assert result["score"] == 2.0 and result["parts"][0]["correct"] is False

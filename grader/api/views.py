@@ -25,7 +25,7 @@ from grader.api.serializers import (
     SubmissionSerializer,
 )
 from grader.grading import AnswerErrors
-from grader.policy import PolicyError
+from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
     AssignmentRow,
     assignment_row,
@@ -104,6 +104,9 @@ class SubmissionCollection(APIView):
                                            answers=body.validated_data["answers"], code=body.validated_data["code"])
         except AnswerErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
+        except RateLimited as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS,
+                            headers={"Retry-After": "60"})
         except PolicyError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         location = request.build_absolute_uri(reverse("api-submission", args=[submission.id]))
