@@ -229,7 +229,13 @@ def correct_message(context: FeedbackContext) -> str:
     return f"Correct: {context.part} matches the gradient autograd computes."
 
 
+MAX_LISTED_PATHS = 4  # a big graph has hundreds: name a few, count the rest
+
+
 def unknown_message(context: FeedbackContext, how_far: str) -> str:
-    paths = paths_text(context.leaf_paths) if context.leaf_paths else f"each path from {context.tensor}"
+    listed = context.leaf_paths[:MAX_LISTED_PATHS]
+    paths = paths_text(listed) if listed else f"each path from {context.tensor}"
+    if len(context.leaf_paths) > len(listed):
+        paths = f"the {len(context.leaf_paths)} paths from {context.tensor}, such as {paths},"
     return (f"Your {context.part} is not the gradient autograd computes, and it matches none of the "
             f"typical mistakes. {how_far} Check {paths}: {ADD_RULE}.")

@@ -19,7 +19,7 @@ from chainrule import Analysis
 from chainrule.points import evaluation_points, usable_points
 from grader.reference import ReferenceError, get_runner
 
-POINTS_VERSION = 3  # bump when the choice of evaluation points changes: cached analyses go stale
+ANALYSIS_VERSION = 5  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 
@@ -28,7 +28,7 @@ def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
     """Keys a variant to everything its cached analyses depend on: the program, the values and
     the parts (their configs decide what is read and which parameters vary between points)."""
     parts = sorted((p.key, p.kind, p.config) for p in assignment.parts.all())
-    blob = json.dumps([POINTS_VERSION, assignment.reference_program, params, parts], sort_keys=True)
+    blob = json.dumps([ANALYSIS_VERSION, assignment.reference_program, params, parts], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

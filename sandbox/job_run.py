@@ -7,6 +7,7 @@ job's output is carried as opaque, capped text.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import select
 import socket
@@ -30,7 +31,9 @@ from sandbox.supervise import Stream, Watch, watch_job
 if TYPE_CHECKING:
     from sandbox.proxy import InitLink
 
+log = logging.getLogger("sandbox")
 REQUEST_TIMEOUT_SECONDS = 10.0
+REPLY_TIMEOUT_SECONDS = 30.0
 _STREAMS = ("stdout", "stderr", "result")
 
 
@@ -130,8 +133,12 @@ class Served:
 def _reply(conn: socket.socket, document: dict[str, Any]) -> bool:
     """Best effort: a client that hung up is not the seat's problem."""
     try:
+        # The job watch may have left the fd non-blocking: a large reply (an analysis of a big
+        # graph) must still be sent whole, within a bound.
+        conn.settimeout(REPLY_TIMEOUT_SECONDS)
         send_message(conn, document)
-    except OSError:
+    except OSError as exc:
+        log.info("reply of %s not delivered: %s", type(exc).__name__, exc)
         return False
     return True
 

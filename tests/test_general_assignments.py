@@ -78,3 +78,13 @@ def test_a_wrong_local_derivative_names_the_edge() -> None:
     assert "σ(y)·(1 - σ(y))" in parts["y.grad"]["diagnosis"]["message"]
     assert parts["x.grad"]["diagnosis"]["kind"] == "wrong_local_derivative"
     assert "tanh²" in parts["x.grad"]["diagnosis"]["message"]
+
+
+def test_a_big_graph_is_capped_and_says_so(tmp_path: Path) -> None:
+    out = io.StringIO()
+    call_command("load_assignments", str(EXTRA / "big-graph.toml"), stdout=out)
+    assert "note: only the first 64 paths of x were enumerated" in out.getvalue()
+    assert "do not add up" not in out.getvalue()  # the cap explains the gap
+    [part] = grade("extra-big-graph", x_grad="1").values()
+    assert part["diagnosis"]["kind"] == "unknown" and "the 64 paths from x, such as" in part["diagnosis"]["message"]
+    assert len(part["diagnosis"]["message"]) < 2000

@@ -98,3 +98,12 @@ def test_a_fresh_interpreter_runs_in_the_same_jail(server: Server) -> None:
     assert result.status == "ok", result.stderr
     assert result.result == {"x.grad": 7.0}
     assert result.stdout.startswith("True ['")
+
+
+def test_a_large_result_arrives_whole(server: Server) -> None:
+    """A reply bigger than the socket buffer (the analysis of a big graph) is sent in full,
+    not dropped as if the client had gone (the proxy's fd may be non-blocking)."""
+    source = "import sandbox_guest\nsandbox_guest.emit({'blob': 'x' * (6 * 1024 * 1024)})\n"
+    result = server.run(source, result_bytes=8 * 1024 * 1024)
+    assert result.status == "ok", result.error
+    assert result.result is not None and len(result.result["blob"]) == 6 * 1024 * 1024

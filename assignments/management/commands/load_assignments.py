@@ -74,4 +74,6 @@ def _load_one(path: Path, *, course: Any, check: bool) -> str:
                 raise CatalogError(spec.path, "reference", str(exc)) from None
             if problems:
                 raise CatalogError(spec.path, problems[0][0], problems[0][1])
-    return f"{'created' if created else 'updated'} {assignment.slug} ({path.name})"
+    notes = variant.analysis_data().get("notes", []) if check else []
+    warnings = "".join(f"\n  note: {note}" for note in notes)  # e.g. path enumeration capped on a big graph
+    return f"{'created' if created else 'updated'} {assignment.slug} ({path.name}){warnings}"
