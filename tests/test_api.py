@@ -11,15 +11,11 @@ from rest_framework.test import APIClient
 from assignments.models import Assignment, Course
 from grader.models import Submission
 from grader.services import attempts_used
+from tests.clients import api, keys_anywhere
 from tests.seed_answers import NUMERIC, answers_for, code_for
 
 SEED_ANSWERS = NUMERIC
 
-
-def api(person: Any) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {person.token}")
-    return client
 
 
 def wait_graded(client: APIClient, submission_id: int, timeout: float = 90) -> dict[str, Any]:
@@ -36,13 +32,6 @@ def submit(client: APIClient, slug: str, answers: dict[str, Any], code: dict[str
     body: dict[str, Any] = {"answers": answers, **({"code": code} if code else {})}
     return client.post(f"/api/v1/assignments/{slug}/submissions/", body, format="json")
 
-
-def keys_anywhere(data: Any) -> set[str]:
-    if isinstance(data, dict):
-        return set(data) | {key for value in data.values() for key in keys_anywhere(value)}
-    if isinstance(data, list):
-        return {key for item in data for key in keys_anywhere(item)}
-    return set()
 
 
 @pytest.mark.integration

@@ -12,30 +12,14 @@ from rest_framework.test import APIClient
 
 from assignments.models import Assignment
 from grader.models import Result, Submission
+from tests.clients import api, keys_anywhere, logged_in
 
 SCRIPT = '<script>alert("owned")</script>'
 SEEDS = ["accumulation", "dead-relu", "detach", "linear-layer", "multiple-paths", "negative-gradient", "non-scalar",
          "positive-gradient", "untracked-leaf", "visual-walkthrough"]
 
 
-def logged_in(person: Any, **kwargs: Any) -> Client:
-    client = Client(**kwargs)
-    client.force_login(person.user)
-    return client
 
-
-def api(person: Any) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {person.token}")
-    return client
-
-
-def keys_anywhere(data: Any) -> set[str]:
-    if isinstance(data, dict):
-        return set(data) | {key for value in data.values() for key in keys_anywhere(value)}
-    if isinstance(data, list):
-        return {key for item in data for key in keys_anywhere(item)}
-    return set()
 
 
 def graded_by_worker(person: Any, slug: str, answers: dict[str, str], timeout: float = 90) -> int:

@@ -11,6 +11,7 @@ from assignments.models import Assignment
 from conftest import Person
 from grader import services
 from grader.models import Result, Submission
+from tests.clients import api
 
 pytestmark = pytest.mark.django_db
 
@@ -109,8 +110,6 @@ def test_a_changed_reference_grades_with_the_new_program_and_keeps_caches_apart(
 
 
 def test_a_student_submitting_too_fast_is_told_to_wait(student: Person, settings: Any) -> None:
-    from rest_framework.test import APIClient
-
     from grader.policy import RateLimited
 
     settings.GRADER_RATE_LIMIT = 3
@@ -118,9 +117,7 @@ def test_a_student_submitting_too_fast_is_told_to_wait(student: Person, settings
         create(student, **{"x.grad": "7"})
     with pytest.raises(RateLimited, match="at most 3 a minute"):
         create(student, **{"x.grad": "7"})
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
-    response = client.post("/api/v1/assignments/visual-walkthrough/submissions/", {"answers": {"x.grad": "7"}},
+    response = api(student).post("/api/v1/assignments/visual-walkthrough/submissions/", {"answers": {"x.grad": "7"}},
                            format="json")
     assert response.status_code == 429 and response["Retry-After"] == "60"
     assert Submission.objects.filter(student=student.user).count() == 3
@@ -138,8 +135,6 @@ def test_the_score_that_counts_follows_the_policy(student: Person, counts: str, 
 
 
 def test_a_student_sees_and_is_graded_at_their_own_drawn_values(student: Person) -> None:
-    from rest_framework.test import APIClient
-
     from assignments.services import assignment_upsert, course_demo
     from assignments.spec import spec_from_data
 
@@ -148,9 +143,7 @@ def test_a_student_sees_and_is_graded_at_their_own_drawn_values(student: Person)
             "reference": "x = torch.tensor(float(x0), requires_grad=True)\nz = x**2\nz.backward()\n",
             "parts": [{"key": "x.grad"}]}
     assignment_upsert(spec=spec_from_data(data, path="drawn.toml"), course=course_demo())
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
-    drawn = client.get("/api/v1/assignments/drawn/").json()["your_values"]["x0"]
+    drawn = api(student).get("/api/v1/assignments/drawn/").json()["your_values"]["x0"]
     assert isinstance(drawn, int) and 10 <= drawn <= 90
     submission = create_for(student, "drawn", {"x.grad": str(2 * drawn)})
     services.submission_grade(submission_id=submission.id)

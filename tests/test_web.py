@@ -12,13 +12,8 @@ from django.test import Client
 from assignments.models import Assignment
 from grader.models import Submission
 from grader.services import attempts_used
+from tests.clients import logged_in
 from tests.seed_answers import answers_for, code_for
-
-
-def logged_in(person: Any) -> Client:
-    client = Client()
-    client.force_login(person.user)
-    return client
 
 
 def wait_status(client: Client, submission_id: int, timeout: float = 90) -> str:
