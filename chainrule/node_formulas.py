@@ -14,10 +14,13 @@ from chainrule.node_catalog import NodeCatalog, is_leaf_node, walk_nodes
 from chainrule.op_names import op_name
 from chainrule.values import format_number
 
-MAX_INLINE = 18  # an unnamed input longer than this is called by its op name
+MAX_INLINE = 28  # an unnamed input longer than this is called by its op name
 _SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _PREFIX = {"neg": "−{0}", "t": "{0}ᵀ", "transpose": "{0}ᵀ", "sum": "Σ {0}", "exp": "e^{0}"}
-_INFIX = {"add": " + ", "sub": " − ", "mul": "·", "div": " / ", "mm": " @ ", "matmul": " @ ", "bmm": " @ "}
+_INFIX = {"add": " + ", "sub": " − ", "mul": "·", "div": " / ", "mm": " @ ", "mv": " @ ", "matmul": " @ ",
+          "bmm": " @ "}
+# Where autograd keeps an operand that needs no gradient (the 4 of 4*x, the data x of W @ x), by slot.
+_SAVED_OPERANDS = (("_saved_self",), ("_saved_other", "_saved_vec", "_saved_mat2"))
 
 
 def power(base: str, exponent: float) -> str:
@@ -28,7 +31,13 @@ def power(base: str, exponent: float) -> str:
 
 
 def _grouped(label: str) -> str:
-    return label if label.isidentifier() or _is_number(label) else f"({label})"
+    """Parentheses unless the label is one atom: a name, a number, f(…), x², xᵀ."""
+    depth = 0
+    for char in label:
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and char in " ·/^@":
+            return f"({label})"
+    return label if not label.startswith("-") or _is_number(label) else f"({label})"
 
 
 def _is_number(label: str) -> bool:
@@ -70,26 +79,30 @@ class _Formulas:
         return self.found[node_id]
 
     def _inputs(self, node: Any) -> list[str]:
-        saved = [getattr(node, "_saved_self", None), getattr(node, "_saved_other", None)]
         labels = []
         for slot, (child, _) in enumerate(getattr(node, "next_functions", ())):
             if child is not None:
                 labels.append(self.symbol(child))
             else:
-                labels.append(_constant(saved[slot] if slot < 2 else None, self.catalog))
-        if type(node).__name__ in _OFFSET_SIGN and labels.count("c") == 1 and len(labels) == 2:
-            offset = self._offset(node, labels.index("c"))
+                saved = (getattr(node, name, None) for name in _SAVED_OPERANDS[slot] if slot < len(_SAVED_OPERANDS))
+                labels.append(_constant(next((t for t in saved if t is not None), None), self.catalog))
+        kind = type(node).__name__
+        if kind == "RsubBackward1" and len(labels) == 1:  # 1 - x: autograd keeps only x
+            return [self._offset(node, _CONSTANT_FROM[(kind, 0)]), labels[0]]
+        if labels.count("c") == 1 and len(labels) == 2 and (kind, labels.index("c")) in _CONSTANT_FROM:
+            offset = self._offset(node, _CONSTANT_FROM[(kind, labels.index("c"))])
             labels = [offset if label == "c" else label for label in labels]
         return labels
 
-    def _offset(self, node: Any, slot: int) -> str:
+    def _offset(self, node: Any, signs: tuple[float, float]) -> str:
         """The python number of x + 3 is not saved on the node: it is what the output adds to the input."""
-        op, child = self.catalog.op_for(node), node.next_functions[1 - slot][0]
-        given = self.catalog.forward_value(child)
+        op = self.catalog.op_for(node)
+        child = next((child for child, _ in node.next_functions if child is not None), None)
+        given = self.catalog.forward_value(child) if child is not None else None
         if op is None or given is None:
             return "c"
         try:
-            difference = (op.value - given).double() * _OFFSET_SIGN[type(node).__name__][slot]
+            difference = signs[0] * op.value.double() + signs[1] * given.double()
         except RuntimeError:
             return "c"
         if difference.numel() == 0 or not torch.allclose(difference, difference.reshape(-1)[0]):
@@ -111,8 +124,11 @@ class _Formulas:
         return f"{name}({', '.join(inputs)})"
 
 
-# out = a + b (or a − b): the constant operand is ±(out − the other operand), by its slot.
-_OFFSET_SIGN = {"AddBackward0": (1.0, 1.0), "SubBackward0": (1.0, -1.0)}
+# The constant operand c of out = x + c, x − c, c − x, as (a, b) in c = a·out + b·x, by (node, slot of c).
+_CONSTANT_FROM = {
+    ("AddBackward0", 0): (1.0, -1.0), ("AddBackward0", 1): (1.0, -1.0),
+    ("SubBackward0", 0): (1.0, 1.0), ("SubBackward0", 1): (-1.0, 1.0), ("RsubBackward1", 0): (1.0, 1.0),
+}
 
 
 def _pow_scalar(node: Any, inputs: list[str]) -> str:
@@ -126,14 +142,16 @@ def _pow_tensor(node: Any, inputs: list[str]) -> str:
 def _with_alpha(sign: str) -> Callable[[Any, list[str]], str]:
     def spelled(node: Any, inputs: list[str]) -> str:
         alpha = float(getattr(node, "_saved_alpha", 1) or 1)
-        right = inputs[1] if alpha == 1 else f"{format_number(alpha)}·{_grouped(inputs[1])}"
+        right = inputs[1] if alpha == 1 and sign == " + " else _grouped(inputs[1])
+        right = right if alpha == 1 else f"{format_number(alpha)}·{_grouped(inputs[1])}"
         return f"{inputs[0]}{sign}{right}"
 
     return spelled
 
 
-def _rsub(node: Any, inputs: list[str]) -> str:
-    return f"c − {_grouped(inputs[0])}"
+def _permute(node: Any, inputs: list[str]) -> str:
+    dims = tuple(getattr(node, "_saved_dims", ()))
+    return f"{_grouped(inputs[0])}ᵀ" if dims == (1, 0) else f"permute({inputs[0]})"
 
 
 def _mean(node: Any, inputs: list[str]) -> str:
@@ -145,7 +163,7 @@ _SPECIAL: dict[str, Callable[[Any, list[str]], str]] = {
     "PowBackward1": _pow_tensor,
     "AddBackward0": _with_alpha(" + "),
     "SubBackward0": _with_alpha(" − "),
-    "RsubBackward1": _rsub,
+    "PermuteBackward0": _permute,
     "MeanBackward0": _mean,
     "MeanBackward1": _mean,
 }

@@ -20,7 +20,7 @@ from chainrule.picture_labels import Hidden, Labels, Reveal, hidden_for
 
 DOT_TIMEOUT_SECONDS = 10
 FULL_DETAIL = 40  # nodes: up to here every label is drawn
-NODE_DETAIL = 120  # up to here nodes keep their values, edges lose their labels
+NODE_DETAIL = 200  # up to here nodes keep their values and gradients, edges lose their labels
 FORWARD = "#1a56b0"
 FLOW = "#c62828"
 WRONG = "#6a1b9a"
@@ -41,7 +41,10 @@ def quoted(text: str) -> str:
 
 
 def _html(text: str, color: str | None = None, *, bold: bool = False, size: int | None = None) -> str:
-    body = html.escape(text, quote=False)
+    core = text.strip(" ")
+    start = text.index(core) if core else 0
+    # Graphviz trims spaces at the ends of a text run: keep them as no-break spaces.
+    body = "\u00a0" * start + html.escape(core, quote=False) + "\u00a0" * (len(text) - start - len(core))
     if bold:
         body = f"<b>{body}</b>"
     attributes = (f' color="{color}"' if color else "") + (f' point-size="{size}"' if size else "")
@@ -99,7 +102,7 @@ class _Drawing:
             text = f"missing: {text}" if text else "missing"
         elif wrong:
             attributes.update(color=WRONG, fontcolor=WRONG, penwidth="3.5")
-            text = self.notes.get(edge) or (f"✗ {text}" if text else "✗")
+            text = self.notes.get(edge) or (f"✗ wrong factor; right: {text}" if text else "✗ wrong factor here")
         if text:
             attributes["label"] = f"<{_html(text, bold=wrong or missing)}>"
         lines = [f"  {quoted(edge[0])} -> {quoted(edge[1])} [{_attributes(attributes)}];"]
@@ -112,11 +115,11 @@ class _Drawing:
 
     def legend(self, title: str, hidden: Hidden) -> str:
         rows = [_html(title, INK, bold=True, size=13),
-                _html("blue", FORWARD, bold=True) + _html(": forward values · on each edge: its local derivative"),
-                _html("red ←", FLOW, bold=True) + _html(": the gradient flowing back, and arriving at each node")]
-        rows += [_html("━━ purple", WRONG, bold=True) + _html(": the edge you got wrong"),
-                 _html("╍╍ orange, dashed", MISSING, bold=True) + _html(": a path you left out"),
-                 _html("┄┄ grey, dashed", DETACHED, bold=True) + _html(": detached: no gradient flows back")]
+                _html("blue", FORWARD, bold=True) + _html(": forward values · on each edge: its local derivative · ")
+                + _html("red ←", FLOW, bold=True) + _html(": the gradient flowing back"),
+                _html("━━ purple", WRONG, bold=True) + _html(": the edge you got wrong · ")
+                + _html("╍╍ orange", MISSING, bold=True) + _html(": a path you left out · ")
+                + _html("┄┄ grey", DETACHED, bold=True) + _html(": detached: no gradient flows back")]
         if hidden.grads - {n.id for n in self.analysis.graph.nodes if n.kind == "output"}:
             rows.append(_html("Some gradients are hidden: they would give away answers you have not got yet.",
                               INK, size=10))
@@ -139,11 +142,14 @@ def graph_dot(
     drawing = _Drawing(analysis, highlight, hidden, edge_notes or {})
     outputs = ", ".join(dict.fromkeys(call.output for call in analysis.backward_calls))
     title = title or (f"Computational graph of {outputs}" if outputs else "Computational graph")
+    compact = not drawing.node_values  # a big graph: small, tight nodes
+    spacing = 'nodesep="0.12", ranksep="0.3"' if compact else 'nodesep="0.35"'
     lines = [
         f"digraph {quoted(title)} {{",
-        f'  graph [rankdir="LR", fontname="Helvetica", labelloc="t", labeljust="l", nodesep="0.35", '
+        f'  graph [rankdir="LR", fontname="Helvetica", labelloc="t", labeljust="l", {spacing}, '
         f'label={drawing.legend(title, hidden)}];',
-        '  node [fontname="Helvetica", fontsize="12"];',
+        f'  node [fontname="Helvetica", fontsize="{10 if compact else 12}"'
+        f'{", margin=" + quoted("0.04,0.02") if compact else ""}];',
         '  edge [fontname="Helvetica", fontsize="11"];',
     ]
     lines += [drawing.node(node) for node in analysis.graph.nodes]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chainrule.model import Analysis, Edge, GraphNode
-from chainrule.values import Value, format_shape, format_value
+from chainrule.values import Value, format_value
 
 MAX_VALUE_LABEL = 32
 TINY = 1e-6
@@ -72,13 +72,17 @@ def _downstream(analysis: Analysis) -> dict[str, set[str]]:
     return reached
 
 
-def short_value(value: Value, shape: list[int] | None = None) -> str:
+def short_value(value: Value) -> str:
+    """The value as a picture label; empty when unknown or too long to read on a node."""
     while isinstance(value, list) and len(value) == 1:
         value = value[0]  # tensor([7.]) reads better as 7 on a picture
     text = _value_text(value) if value is not None else ""
-    if len(text) > MAX_VALUE_LABEL:
-        return f"shape {format_shape(shape)}" if shape else "…"
-    return text
+    return "" if len(text) > MAX_VALUE_LABEL else text
+
+
+def shape_note(shape: list[int] | None) -> str:
+    """`(2×4)`: what a node holds when its numbers do not fit on it."""
+    return f"({'×'.join(str(size) for size in shape)})" if shape else ""
 
 
 def _value_text(value: Value) -> str:
@@ -112,13 +116,14 @@ class Labels:
 
     def forward(self, node: GraphNode) -> str:
         """`a = x·y = 6`, `x = 2`, `z = 10`; the value left out when it is an unrevealed answer."""
-        value = "" if node.id in self.hidden.values else short_value(node.value, node.shape)
+        value = "" if node.id in self.hidden.values else short_value(node.value)
+        note = "" if value or node.id in self.hidden.values else shape_note(node.shape)
         if node.kind != "op":
-            return f"{node.name} = {value}" if value else node.name
+            return f"{node.name} = {value}" if value else f"{node.name} {note}".strip()
         formula = self.analysis.node_formulas.get(node.id, "")
         named = node.tensor_name if node.tensor_name and node.tensor_name != self.output_name_of(node) else ""
         pieces = [piece for piece in (named, formula, value) if piece]
-        return " = ".join(pieces)
+        return f"{' = '.join(pieces)} {note}".strip()
 
     def output_name_of(self, node: GraphNode) -> str | None:
         return next((n.name for n in self.nodes.values() if n.kind == "output" and n.id == f"out:{node.id}"), None)
@@ -129,16 +134,18 @@ class Labels:
             return ""
         if node.id in self.hidden.grads and node.kind != "output":  # the seed is the program's, not an answer
             return ""
-        total = short_value(self.analysis.node_grads[node.id], node.shape)
+        total = short_value(self.analysis.node_grads[node.id])
         if not total:
-            return ""
+            return f"{self._gradient_head(node)} {shape_note(node.shape)}" if node.kind != "output" else ""
         if node.kind == "output":
             return f"∂{node.name}/∂{node.name} = {total}" if total == "1" else f"seed = {total}"
         incoming = [short_value(value) for (source, _), value in self.messages.items() if source == node.id]
         merged = " + ".join(incoming) if len(incoming) > 1 and all(incoming) else ""
         merged = merged.replace("+ -", "− ")
-        head = f"{node.name}.grad" if node.kind == "leaf" else f"∂{self.output}/∂{self.symbol(node.id)}"
-        return " = ".join(piece for piece in (head, merged, total) if piece)
+        return " = ".join(piece for piece in (self._gradient_head(node), merged, total) if piece)
+
+    def _gradient_head(self, node: GraphNode) -> str:
+        return f"{node.name}.grad" if node.kind == "leaf" else f"∂{self.output}/∂{self.symbol(node.id)}"
 
     def slope(self, edge: Edge) -> str:
         """`∂a/∂x = y = 3`, from the engine's local derivatives; empty when it gave none."""
