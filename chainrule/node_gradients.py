@@ -26,6 +26,7 @@ from chainrule.recording import BackwardCall, ProgramRun
 from chainrule.values import Value
 
 MAX_FLOW_NODES = 5_000  # one VJP per node; a larger graph is drawn without its flow
+MAX_DRAWN_ELEMENTS = 16  # a longer gradient cannot be read on a node: its shape is drawn instead
 
 
 @dataclass
@@ -124,7 +125,7 @@ class FlowRecorder:
 
     def edge_grads(self, counted: set[int]) -> list[FlowMessage]:
         totals = _summed([f.edge_grads for f in self.flows if f.call_index in counted])
-        return [FlowMessage(source, target, value) for (source, target), value in totals.items()]
+        return [FlowMessage(source, target, value) for (source, target), value in totals.items() if value is not None]
 
 
 def _summed(flows: list[dict[Any, torch.Tensor]]) -> dict[Any, Value]:
@@ -133,4 +134,5 @@ def _summed(flows: list[dict[Any, torch.Tensor]]) -> dict[Any, Value]:
         for key, grad in flow.items():
             previous = totals.get(key)
             totals[key] = grad if previous is None or previous.shape != grad.shape else previous + grad
-    return {key: tensor_value(grad) for key, grad in totals.items()}
+    # Only what fits on a picture is kept: the analysis is loaded for every answer graded.
+    return {key: tensor_value(grad) if grad.numel() <= MAX_DRAWN_ELEMENTS else None for key, grad in totals.items()}

@@ -5,7 +5,7 @@ path's contribution where several meet), and each edge's local derivative.
 What a viewer may not see yet is left out here, in one place: a gradient asked
 for by a part whose answer is not revealed to this viewer, every gradient
 downstream of it (from which, with the local derivatives, it would follow) and
-a forward value that is itself an unrevealed answer. Local derivatives stay:
+a forward value that is itself an unrevealed answer, with the values computed from it. Local derivatives stay:
 they are the rule of each machine, which the feedback teaches anyway."""
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from chainrule.model import Analysis, Edge, GraphNode
 from chainrule.values import Value, format_value
 
 MAX_VALUE_LABEL = 32
+MAX_MERGED = 4  # contributions spelled out where paths meet; more would not fit on the node
+MAX_FORMULA_LABEL = 30  # a longer formula is left to the op's name and its inputs' arrows
 TINY = 1e-6
 
 
@@ -48,9 +50,9 @@ def hidden_for(analysis: Analysis, reveal: Reveal) -> Hidden:
                  and (node.kind != "leaf" or node.tracked or not part.reads_grad)]
         if part.reads_grad:
             hidden.grads.update(node for start in nodes for node in downstream.get(start, {start}))
-        else:
-            hidden.values.update(nodes)
-            hidden.values.update(n.id for n in analysis.graph.nodes if n.kind == "output" and n.name == part.tensor)
+        else:  # a forward value asked for, and every value computed from it (z = 4·b gives b away)
+            nodes += [n.id for n in analysis.graph.nodes if n.kind == "output" and n.name == part.tensor]
+            hidden.values.update(node for start in nodes for node in downstream.get(start, {start}))
     return hidden
 
 
@@ -90,6 +92,8 @@ def _value_text(value: Value) -> str:
         return "[" + ", ".join(_value_text(item) for item in value) + "]"
     if value is not None and value != 0 and abs(value) < TINY:
         return "≈0"  # float32 round-off such as 0.5 - 0.6 + 0.1 = -2.2e-08
+    if value is not None and value != int(value) and abs(value) < 1e15:
+        return f"{value:.5g}"  # five digits are plenty on a picture; the feedback text has them all
     return format_value(value)
 
 
@@ -121,6 +125,7 @@ class Labels:
         if node.kind != "op":
             return f"{node.name} = {value}" if value else f"{node.name} {note}".strip()
         formula = self.analysis.node_formulas.get(node.id, "")
+        formula = formula if len(formula) <= MAX_FORMULA_LABEL else ""
         named = node.tensor_name if node.tensor_name and node.tensor_name != self.output_name_of(node) else ""
         pieces = [piece for piece in (named, formula, value) if piece]
         return f"{' = '.join(pieces)} {note}".strip()
@@ -140,7 +145,7 @@ class Labels:
         if node.kind == "output":
             return f"∂{node.name}/∂{node.name} = {total}" if total == "1" else f"seed = {total}"
         incoming = [short_value(value) for (source, _), value in self.messages.items() if source == node.id]
-        merged = " + ".join(incoming) if len(incoming) > 1 and all(incoming) else ""
+        merged = " + ".join(incoming) if 1 < len(incoming) <= MAX_MERGED and all(incoming) else ""
         merged = merged.replace("+ -", "− ")
         return " = ".join(piece for piece in (self._gradient_head(node), merged, total) if piece)
 
