@@ -114,22 +114,25 @@ class _Drawing:
         return lines
 
     def legend(self, title: str, hidden: Hidden) -> str:
-        rows = [_html(title, INK, bold=True, size=13),
-                _html("blue", FORWARD, bold=True) + _html(": forward values · on each edge: its local derivative · ")
-                + _html("red ←", FLOW, bold=True) + _html(": the gradient flowing back"),
-                _html("━━ purple", WRONG, bold=True) + _html(": the edge you got wrong · ")
-                + _html("╍╍ orange", MISSING, bold=True) + _html(": a path you left out · ")
-                + _html("┄┄ grey", DETACHED, bold=True) + _html(": detached: no gradient flows back")]
+        keys = [[_html("blue", FORWARD, bold=True) + _html(": forward values"),
+                 _html("red ←", FLOW, bold=True) + _html(": the gradient flowing back")],
+                [_html("on each edge: its local derivative"),
+                 _html("━━ purple", WRONG, bold=True) + _html(": the edge you got wrong")],
+                [_html("╍╍ orange", MISSING, bold=True) + _html(": a path you left out"),
+                 _html("┄┄ grey", DETACHED, bold=True) + _html(": detached, no gradient")]]
+        notes = []
         if hidden.grads - {n.id for n in self.analysis.graph.nodes if n.kind == "output"}:
-            rows.append(_html("Some gradients are hidden: they would give away answers you have not got yet.",
-                              INK, size=10))
+            notes.append("Some gradients are hidden: they would give away answers you have not got yet.")
         size = len(self.analysis.graph.nodes)
         if not self.edge_labels:
             kept = "names and values" if self.node_values else "names"
-            rows.append(_html(f"{size} nodes: only the {kept} of the nodes are drawn; "
-                              "edge labels (local derivatives, backward flow) are left out.", INK, size=10))
-        cells = "".join(f'<tr><td align="left">{row}</td></tr>' for row in rows)
-        return f'<<table border="0" cellborder="0" cellspacing="1" cellpadding="1">{cells}</table>>'
+            notes.append(f"{size} nodes: only the {kept} of the nodes are drawn; "
+                         "edge labels (local derivatives, backward flow) are left out.")
+        cell = '<td align="left">{}</td><td width="24"></td>'
+        rows = [f'<tr><td align="left" colspan="4">{_html(title, INK, bold=True, size=13)}</td></tr>']
+        rows += ["<tr>" + "".join(cell.format(item) for item in row) + "</tr>" for row in keys]
+        rows += [f'<tr><td align="left" colspan="4">{_html(note, INK, size=10)}</td></tr>' for note in notes]
+        return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{"".join(rows)}</table>>'
 
 
 def graph_dot(

@@ -38,7 +38,7 @@ def test_a_wrong_x_grad_hides_7_from_the_student_but_not_from_the_instructor(
     assert not [text for text in everything if text.startswith("x.grad")]
 
     teacher = texts(logged_in(instructor).get(f"/submissions/{submission.id}/graph.svg?part=x.grad").content)
-    assert [text for text in teacher if re.fullmatch(r"x\.grad = (3 \+ 4|4 \+ 3) = 7", text)], teacher
+    assert [text for text in teacher if re.fullmatch(r"x\.grad = (3 \+ 4) = 7", text)], teacher
 
 
 @pytest.mark.integration
@@ -51,5 +51,5 @@ def test_once_x_grad_is_right_the_student_sees_its_flow_and_the_merge(
     wait_status(client, submission.id)
     shown = texts(client.get(f"/submissions/{submission.id}/graph.svg?part=x.grad").content)
     assert "How autograd got x.grad" in shown
-    assert [text for text in shown if re.fullmatch(r"x\.grad = (3 \+ 4|4 \+ 3) = 7", text)], shown
+    assert [text for text in shown if re.fullmatch(r"x\.grad = (3 \+ 4) = 7", text)], shown
     assert not [text for text in shown if text.startswith("y.grad")]  # unanswered: still the student's to find

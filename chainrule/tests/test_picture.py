@@ -63,7 +63,7 @@ def test_it_shows_forward_values_formulas_slopes_and_the_merge_at_x_like_the_wal
                   "∂z/∂z = 1", "y.grad = 2", "← 3", "← 4", "← 2"]:
         assert label in shown, label
     # Where x's two roads meet, their contributions y = 3 and 2x = 4 add up to 7.
-    assert any(re.fullmatch(r"x\.grad = (3 \+ 4|4 \+ 3) = 7", text) for text in shown), shown
+    assert any(re.fullmatch(r"x\.grad = (3 \+ 4) = 7", text) for text in shown), shown
 
 
 @needs_dot
@@ -116,7 +116,7 @@ def test_it_draws_detach_cuts_dashed_grey_and_the_legend_names_wrong_missing_det
     cut = next(line for line in dot.splitlines() if "detach: no gradient" in line)
     assert 'style="dashed"' in cut and 'color="#8c8c8c"' in cut
     assert "not tracked" in dot
-    for words in ("the edge you got wrong", "a path you left out", "detached: no gradient flows back"):
+    for words in ("the edge you got wrong", "a path you left out", "detached, no gradient"):
         assert words in dot
 
 
