@@ -53,3 +53,14 @@ def test_once_x_grad_is_right_the_student_sees_its_flow_and_the_merge(
     assert "How autograd got x.grad" in shown
     assert [text for text in shown if re.fullmatch(r"x\.grad = (3 \+ 4) = 7", text)], shown
     assert not [text for text in shown if text.startswith("y.grad")]  # unanswered: still the student's to find
+
+
+def test_the_wrong_edge_says_what_the_student_used_once_the_engine_names_it() -> None:
+    from chainrule import Highlight
+    from grader.pictures import _edge_notes
+
+    edge = ("leaf:x", "op4")
+    diagnosis = {"kind": "wrong_local_derivative", "edge": ["x", "pow"], "used": "x", "right": "2·x"}
+    assert _edge_notes({"diagnosis": diagnosis}, Highlight(wrong_edges=[edge])) == {
+        edge: "✗ you used x; right: 2·x"}
+    assert _edge_notes({"diagnosis": {"kind": "missing_path"}}, Highlight(missing_edges=[edge])) == {}
