@@ -102,7 +102,7 @@ class _Drawing:
             text = f"missing: {text}" if text else "missing"
         elif wrong:
             attributes.update(color=WRONG, fontcolor=WRONG, penwidth="3.5")
-            text = self.notes.get(edge) or (f"✗ wrong factor; right: {text}" if text else "✗ wrong factor here")
+            text = self._wrong_label(edge, text, cut=cut)
         if text:
             attributes["label"] = f"<{_html(text, bold=wrong or missing)}>"
         lines = [f"  {quoted(edge[0])} -> {quoted(edge[1])} [{_attributes(attributes)}];"]
@@ -112,6 +112,15 @@ class _Drawing:
                     "label": f"<{_html('← ' + message, bold=True)}>"}
             lines.append(f"  {quoted(edge[0])} -> {quoted(edge[1])} [{_attributes(flow)}];")
         return lines
+
+    def _wrong_label(self, edge: Edge, slope: str, *, cut: bool) -> str:
+        """The grader's note (what the student used), with the right slope when it has none."""
+        note = self.notes.get(edge, "")
+        if cut:
+            return "✗ detach: no gradient flows back here"
+        if note and slope and "right:" not in note:
+            return f"{note}; right: {slope}"
+        return note or (f"✗ {slope}" if slope else "✗")
 
     def legend(self, title: str, hidden: Hidden) -> str:
         keys = [[_html("blue", FORWARD, bold=True) + _html(": forward values"),

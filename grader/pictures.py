@@ -48,9 +48,13 @@ def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight) -> d
     """The factor the student used and the right one, on the one wrong edge the engine names."""
     diagnosis = (document_part or {}).get("diagnosis") or {}
     used, right = diagnosis.get("used"), diagnosis.get("right")
-    if len(highlight.wrong_edges) != 1 or not used or not right:
+    if len(highlight.wrong_edges) != 1:
         return {}
-    return {highlight.wrong_edges[0]: f"✗ you used {used}; right: {right}"}
+    if used and right:
+        return {highlight.wrong_edges[0]: f"✗ you used {used}; right: {right}"}
+    if diagnosis.get("kind") == "wrong_local_derivative":
+        return {highlight.wrong_edges[0]: "✗ wrong local derivative"}  # the picture adds the right one
+    return {}
 
 
 def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:

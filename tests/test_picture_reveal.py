@@ -63,4 +63,6 @@ def test_the_wrong_edge_says_what_the_student_used_once_the_engine_names_it() ->
     diagnosis = {"kind": "wrong_local_derivative", "edge": ["x", "pow"], "used": "x", "right": "2·x"}
     assert _edge_notes({"diagnosis": diagnosis}, Highlight(wrong_edges=[edge])) == {
         edge: "✗ you used x; right: 2·x"}
-    assert _edge_notes({"diagnosis": {"kind": "missing_path"}}, Highlight(missing_edges=[edge])) == {}
+    assert _edge_notes({"diagnosis": {"kind": "wrong_local_derivative"}}, Highlight(wrong_edges=[edge])) == {
+        edge: "✗ wrong local derivative"}  # before the engine gives used/right: the picture adds the right slope
+    assert _edge_notes({"diagnosis": {"kind": "sign_error"}}, Highlight(wrong_edges=[edge])) == {}

@@ -83,6 +83,17 @@ def test_the_students_wrong_edge_is_drawn_thick_purple_with_what_they_used() -> 
     assert (WRONG, "3.5") in strokes[f"leaf:x->{mul}"]
     assert all((WRONG, "3.5") not in lines for title, lines in strokes.items() if title != f"leaf:x->{mul}")
     assert "✗ you used 1; right: y = 3" in texts(svg)
+    bare = graph_svg(analysis=analysis, highlight=Highlight(wrong_edges=[("leaf:x", mul)]),
+                     edge_notes={("leaf:x", mul): "✗ wrong local derivative"})
+    assert "✗ wrong local derivative; right: ∂a/∂x = y = 3" in texts(bare)
+
+
+def test_an_extra_path_through_a_detach_is_marked_as_the_cut_not_as_a_wrong_factor() -> None:
+    analysis = seed_analysis("detach")  # x.grad = 12 counts the path through b = a.detach()
+    highlight = diagnose_numeric(analysis=analysis, part="x.grad", answer=12.0).highlight
+    dot = graph_dot(analysis=analysis, highlight=highlight, reveal=EVERYTHING)
+    assert "✗ detach: no gradient flows back here" in dot
+    assert "wrong local derivative" not in dot
 
 
 @needs_dot
