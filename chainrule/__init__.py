@@ -14,6 +14,7 @@ from chainrule.diagnosis import Diagnosis, diagnose_numeric
 from chainrule.errors import AnalysisError, ProgramError
 from chainrule.model import Analysis, Graph, GraphEdge, GraphNode, Highlight, Hypothesis, PathContribution
 from chainrule.picture import GraphvizMissing, graph_dot, graph_svg
+from chainrule.picture_labels import Reveal
 from chainrule.result import GradedPart, build_result
 from chainrule.values import Value
 
@@ -31,6 +32,7 @@ __all__ = [
     "Hypothesis",
     "PathContribution",
     "ProgramError",
+    "Reveal",
     "Value",
     "analyze_program",
     "build_result",

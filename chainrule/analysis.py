@@ -19,6 +19,7 @@ from chainrule.hypotheses import GradientFacts, PathFacts, as_value, gradient_hy
 from chainrule.leaf_evidence import LeafEvidence, gather_leaf_evidence
 from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartReference, PathContribution
 from chainrule.node_catalog import NodeCatalog
+from chainrule.node_gradients import FlowRecorder
 from chainrule.parts import none_part_hypotheses, parse_part_key, read_part
 from chainrule.program_run import run_program
 from chainrule.recording import ProgramRun
@@ -37,7 +38,8 @@ def analyze_program(
     checked = validated_params(params)
     keys = [parse_part_key(part) for part in dict.fromkeys(parts)]
     inspector = CallInspector(max_paths=max_paths, explore_alternatives=True)
-    run = run_program(program=program, params=checked, observer=inspector)
+    flow = FlowRecorder(inspector)
+    run = run_program(program=program, params=checked, observer=flow)
     references = {key.text: read_part(run.namespace, key) for key in keys}
     leaves = gather_leaf_evidence(inspector.evidence)
     graph = _graph_of_counted_calls(inspector, run, leaves)
@@ -53,8 +55,20 @@ def analyze_program(
         backward_calls=[_backward_record(item) for item in inspector.evidence],
         paths={leaf: _path_contributions(evidence) for leaf, evidence in leaves.items()},
         hypotheses={key: context.hypotheses(reference) for key, reference in references.items()},
-        notes=_notes(inspector.evidence, leaves, counterfactuals),
+        notes=_notes(inspector.evidence, leaves, counterfactuals) + flow.notes,
+        **_flow_fields(flow, graph, leaves),
     )
+
+
+def _flow_fields(flow: FlowRecorder, graph: Graph, leaves: dict[str, LeafEvidence]) -> dict[str, Any]:
+    """The picture's backward flow over the calls still counted in .grad, on the drawn nodes only."""
+    counted = {index for evidence in leaves.values() for index in evidence.call_indices}
+    drawn = {node.id for node in graph.nodes}
+    return {
+        "node_grads": {key: value for key, value in flow.node_grads(counted).items() if key in drawn},
+        "edge_grads": [item for item in flow.edge_grads(counted) if item.source in drawn and item.target in drawn],
+        "node_formulas": {key: value for key, value in flow.formulas.items() if key in drawn},
+    }
 
 
 def _graph_of_counted_calls(inspector: CallInspector, run: ProgramRun, leaves: dict[str, LeafEvidence]) -> Graph:

@@ -141,6 +141,16 @@ class BackwardRecord:
     seed_given: bool
 
 
+@dataclass(frozen=True)
+class FlowMessage:
+    """The gradient that travels back along one edge (source → target, forward
+    direction) in the reference run: what the target sends to its input."""
+
+    source: str
+    target: str
+    value: Value
+
+
 @dataclass
 class Analysis:
     parts: dict[str, PartReference]
@@ -149,6 +159,11 @@ class Analysis:
     paths: dict[str, list[PathContribution]]  # by leaf name
     hypotheses: dict[str, list[Hypothesis]]  # by part key
     notes: list[str] = field(default_factory=list)
+    # For the picture (absent from analyses cached before it, hence the defaults):
+    node_grads: dict[str, Value] = field(default_factory=dict)  # d output / d node, by node id
+    edge_grads: list[FlowMessage] = field(default_factory=list)
+    node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "x·y", "x³", "4·x"
+    local_derivatives: list[dict[str, Any]] = field(default_factory=list)  # {source, target, formula, value}
 
     def to_json(self) -> dict[str, Any]:
         data = _lists_not_tuples(asdict(self))
@@ -175,6 +190,10 @@ class Analysis:
                 for part, items in data["hypotheses"].items()
             },
             notes=list(data.get("notes", [])),
+            node_grads=dict(data.get("node_grads") or {}),
+            edge_grads=[FlowMessage(**item) for item in data.get("edge_grads") or []],
+            node_formulas=dict(data.get("node_formulas") or {}),
+            local_derivatives=[dict(item) for item in data.get("local_derivatives") or []],
         )
 
 

@@ -1,19 +1,32 @@
-"""The computational graph as SVG: Graphviz DOT written from the Analysis and
-rendered by the `dot` binary. Leaves are ellipses, operations rounded boxes,
-untracked tensors grey, detach cuts dashed grey; a diagnosis highlight draws
-wrong or extra edges in thick red and missing ones in dashed orange."""
+"""The computational graph as SVG, drawn like the visual walkthrough: forward
+values in blue on the nodes, each edge's local derivative on it, the backward
+flow in red (the number travelling back on each edge and the gradient arriving
+at each node, with the contributions that merge there), and the diagnosis on
+top: the wrong edge thick purple, missing edges dashed orange, detach cuts
+dashed grey. Graphviz DOT written from the Analysis, rendered by `dot`.
+
+Big graphs stay readable by saying less: past FULL_DETAIL nodes the edge labels
+go, past NODE_DETAIL the node values too; the legend says so."""
 
 from __future__ import annotations
 
+import html
 import shutil
 import subprocess
+from collections.abc import Mapping
 
 from chainrule.model import Analysis, Edge, GraphNode, Highlight
-from chainrule.values import Value, format_shape, format_value
+from chainrule.picture_labels import Hidden, Labels, Reveal, hidden_for
 
-MAX_VALUE_LABEL = 32
-TINY = 1e-6
 DOT_TIMEOUT_SECONDS = 10
+FULL_DETAIL = 40  # nodes: up to here every label is drawn
+NODE_DETAIL = 200  # up to here nodes keep their values and gradients, edges lose their labels
+FORWARD = "#1a56b0"
+FLOW = "#c62828"
+WRONG = "#6a1b9a"
+MISSING = "#d97706"
+DETACHED = "#8c8c8c"
+INK = "#333333"
 
 
 class GraphvizMissing(RuntimeError):
@@ -27,81 +40,135 @@ def quoted(text: str) -> str:
     return f'"{escaped}"'
 
 
-def value_label(node: GraphNode) -> str:
-    value = node.value
-    while isinstance(value, list) and len(value) == 1:
-        value = value[0]  # tensor([7.]) reads better as 7 on a picture
-    text = _label_text(value) if value is not None else ""
-    if not text or len(text) > MAX_VALUE_LABEL:
-        return f"shape {format_shape(node.shape)}" if node.shape else ""
-    return text
-
-
-def _label_text(value: Value) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(_label_text(item) for item in value) + "]"
-    if value is not None and value != 0 and abs(value) < TINY:
-        return "≈0"  # float32 round-off such as 0.5 - 0.6 + 0.1 = -2.2e-08
-    return format_value(value)
-
-
-def node_statement(node: GraphNode, *, highlighted: bool, output_names: set[str]) -> str:
-    value = value_label(node)
-    if node.kind == "op":
-        # The output node already shows z = …; the op that made z shows just its value.
-        show_name = node.tensor_name and node.tensor_name not in output_names
-        named = f"{node.tensor_name} = {value}" if show_name else value
-        attributes = {"shape": "box", "style": "rounded", "label": f"{node.name}\n{named}".strip()}
-    else:
-        joiner = "\n" if value.startswith("shape") else " = "
-        attributes = {"shape": "ellipse", "label": f"{node.name}{joiner}{value}" if value else node.name}
-    if node.kind == "output":
-        attributes["peripheries"] = "2"
-    if not node.tracked:
-        attributes.update(style="filled,dashed", fillcolor="#eeeeee", color="gray55", fontcolor="gray35")
-        attributes["label"] += "\nnot tracked"
-    if highlighted:
-        attributes.update(color="red", penwidth="2.5")
-    return f"  {quoted(node.id)} [{_attributes(attributes)}];"
-
-
-def edge_statement(edge: Edge, *, cut: bool, wrong: bool, missing: bool) -> str:
-    attributes: dict[str, str] = {}
-    if cut:
-        attributes.update(style="dashed", color="gray55", fontcolor="gray35", label="detach: no gradient")
-    if missing:
-        attributes.update(style="dashed", color="orange", penwidth="2.5")
-    elif wrong:
-        attributes.update(color="red", penwidth="2.5")
-    suffix = f" [{_attributes(attributes)}]" if attributes else ""
-    return f"  {quoted(edge[0])} -> {quoted(edge[1])}{suffix};"
+def _html(text: str, color: str | None = None, *, bold: bool = False, size: int | None = None) -> str:
+    core = text.strip(" ")
+    start = text.index(core) if core else 0
+    # Graphviz trims spaces at the ends of a text run: keep them as no-break spaces.
+    body = "\u00a0" * start + html.escape(core, quote=False) + "\u00a0" * (len(text) - start - len(core))
+    if bold:
+        body = f"<b>{body}</b>"
+    attributes = (f' color="{color}"' if color else "") + (f' point-size="{size}"' if size else "")
+    return f"<font{attributes}>{body}</font>" if attributes else body
 
 
 def _attributes(attributes: dict[str, str]) -> str:
-    return ", ".join(f"{key}={quoted(value)}" for key, value in attributes.items())
+    return ", ".join(f"{key}={value if value.startswith('<') else quoted(value)}" for key, value in attributes.items())
 
 
-def graph_dot(*, analysis: Analysis, highlight: Highlight | None = None, title: str | None = None) -> str:
+class _Drawing:
+    def __init__(self, analysis: Analysis, highlight: Highlight, hidden: Hidden, notes: Mapping[Edge, str]) -> None:
+        self.analysis = analysis
+        self.highlight = highlight
+        self.labels = Labels(analysis, hidden)
+        self.notes = notes
+        size = len(analysis.graph.nodes)
+        self.edge_labels = size <= FULL_DETAIL
+        self.node_values = size <= NODE_DETAIL
+
+    def node(self, node: GraphNode) -> str:
+        lines = [_html(node.name, INK, bold=True, size=10)] if node.kind == "op" else []
+        if self.node_values:
+            forward = self.labels.forward(node)
+            if forward and forward != node.name:
+                lines.append(_html(forward, FORWARD if node.tracked else DETACHED))
+            elif node.kind != "op":
+                lines.append(_html(node.name, FORWARD if node.tracked else DETACHED))
+            gradient = self.labels.gradient(node)
+            if gradient:
+                lines.append(_html(gradient, FLOW, bold=True))
+        elif node.kind != "op" or node.tensor_name:
+            lines.append(_html(node.tensor_name or node.name, FORWARD))
+        if not node.tracked:
+            lines.append(_html("not tracked", DETACHED, size=9))
+        attributes = {"shape": "box", "style": "rounded"} if node.kind == "op" else {"shape": "ellipse"}
+        attributes["label"] = "<" + "<br/>".join(lines) + ">"
+        if node.kind == "output":
+            attributes["peripheries"] = "2"
+        if not node.tracked:
+            attributes.update(style="filled,dashed", fillcolor="#f0f0f0", color=DETACHED)
+        if node.id in self.highlight.nodes:
+            attributes.update(color=WRONG, penwidth="3")
+        return f"  {quoted(node.id)} [{_attributes(attributes)}];"
+
+    def edges(self, edge: Edge, *, cut: bool) -> list[str]:
+        wrong, missing = edge in self.highlight.wrong_edges, edge in self.highlight.missing_edges
+        attributes = {"color": INK, "fontcolor": INK}
+        text = self.labels.slope(edge) if self.edge_labels else ""
+        if cut:
+            attributes.update(style="dashed", color=DETACHED, fontcolor=DETACHED)
+            text = "detach: no gradient"
+        if missing:
+            attributes.update(style="dashed", color=MISSING, fontcolor=MISSING, penwidth="3")
+            text = f"missing: {text}" if text else "missing"
+        elif wrong:
+            attributes.update(color=WRONG, fontcolor=WRONG, penwidth="3.5")
+            text = self._wrong_label(edge, text, cut=cut)
+        if text:
+            attributes["label"] = f"<{_html(text, bold=wrong or missing)}>"
+        lines = [f"  {quoted(edge[0])} -> {quoted(edge[1])} [{_attributes(attributes)}];"]
+        message = self.labels.message(edge) if self.edge_labels and not cut else ""
+        if message:
+            flow = {"dir": "back", "color": FLOW, "fontcolor": FLOW, "arrowtail": "normal",
+                    "label": f"<{_html('← ' + message, bold=True)}>"}
+            lines.append(f"  {quoted(edge[0])} -> {quoted(edge[1])} [{_attributes(flow)}];")
+        return lines
+
+    def _wrong_label(self, edge: Edge, slope: str, *, cut: bool) -> str:
+        """The grader's note (what the student used), with the right slope when it has none."""
+        note = self.notes.get(edge, "")
+        if cut:
+            return "✗ detach: no gradient flows back here"
+        if note and slope and "right:" not in note:
+            return f"{note}; right: {slope}"
+        return note or (f"✗ {slope}" if slope else "✗")
+
+    def legend(self, title: str, hidden: Hidden) -> str:
+        keys = [[_html("blue", FORWARD, bold=True) + _html(": forward values"),
+                 _html("red ←", FLOW, bold=True) + _html(": the gradient flowing back")],
+                [_html("on each edge: its local derivative"),
+                 _html("━━ purple", WRONG, bold=True) + _html(": the edge you got wrong")],
+                [_html("╍╍ orange", MISSING, bold=True) + _html(": a path you left out"),
+                 _html("┄┄ grey", DETACHED, bold=True) + _html(": detached, no gradient")]]
+        notes = []
+        if hidden.grads - {n.id for n in self.analysis.graph.nodes if n.kind == "output"}:
+            notes.append("Some gradients are hidden: they would give away answers you have not got yet.")
+        size = len(self.analysis.graph.nodes)
+        if not self.edge_labels:
+            kept = "names and values" if self.node_values else "names"
+            notes.append(f"{size} nodes: only the {kept} of the nodes are drawn; "
+                         "edge labels (local derivatives, backward flow) are left out.")
+        cell = '<td align="left">{}</td><td width="24"></td>'
+        rows = [f'<tr><td align="left" colspan="4">{_html(title, INK, bold=True, size=13)}</td></tr>']
+        rows += ["<tr>" + "".join(cell.format(item) for item in row) + "</tr>" for row in keys]
+        rows += [f'<tr><td align="left" colspan="4">{_html(note, INK, size=10)}</td></tr>' for note in notes]
+        return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{"".join(rows)}</table>>'
+
+
+def graph_dot(
+    *, analysis: Analysis, highlight: Highlight | None = None, title: str | None = None,
+    reveal: Reveal | None = None, edge_notes: Mapping[Edge, str] | None = None,
+) -> str:
+    """`reveal` says which answers this viewer may see (default: none, so no asked-for gradient)."""
     highlight = highlight or Highlight()
-    graph = analysis.graph
+    hidden = hidden_for(analysis, reveal or Reveal())
+    drawing = _Drawing(analysis, highlight, hidden, edge_notes or {})
     outputs = ", ".join(dict.fromkeys(call.output for call in analysis.backward_calls))
     title = title or (f"Computational graph of {outputs}" if outputs else "Computational graph")
+    compact = not drawing.node_values  # a big graph: small, tight nodes
+    spacing = 'nodesep="0.12", ranksep="0.3"' if compact else 'nodesep="0.35"'
     lines = [
         f"digraph {quoted(title)} {{",
-        f'  graph [rankdir="LR", fontname="Helvetica", label={quoted(title)}, labelloc="t"];',
-        '  node [fontname="Helvetica", fontsize="11"];',
-        '  edge [fontname="Helvetica", fontsize="9"];',
+        f'  graph [rankdir="LR", fontname="Helvetica", labelloc="t", labeljust="l", {spacing}, '
+        f'label={drawing.legend(title, hidden)}];',
+        f'  node [fontname="Helvetica", fontsize="{10 if compact else 12}"'
+        f'{", margin=" + quoted("0.04,0.02") if compact else ""}];',
+        '  edge [fontname="Helvetica", fontsize="11"];',
     ]
-    output_names = {node.name for node in graph.nodes if node.kind == "output"}
-    lines += [
-        node_statement(node, highlighted=node.id in highlight.nodes, output_names=output_names)
-        for node in graph.nodes
-    ]
-    drawn = {(edge.source, edge.target): edge.cut for edge in graph.edges}
+    lines += [drawing.node(node) for node in analysis.graph.nodes]
+    drawn = {(edge.source, edge.target): edge.cut for edge in analysis.graph.edges}
     extra = [edge for edge in [*highlight.wrong_edges, *highlight.missing_edges] if edge not in drawn]
     for edge in [*drawn, *dict.fromkeys(extra)]:
-        lines.append(edge_statement(edge, cut=drawn.get(edge, False),
-                                    wrong=edge in highlight.wrong_edges, missing=edge in highlight.missing_edges))
+        lines += drawing.edges(edge, cut=drawn.get(edge, False))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -119,5 +186,9 @@ def render_svg(dot_text: str) -> str:
     return completed.stdout.decode()
 
 
-def graph_svg(*, analysis: Analysis, highlight: Highlight | None = None, title: str | None = None) -> str:
-    return render_svg(graph_dot(analysis=analysis, highlight=highlight, title=title))
+def graph_svg(
+    *, analysis: Analysis, highlight: Highlight | None = None, title: str | None = None,
+    reveal: Reveal | None = None, edge_notes: Mapping[Edge, str] | None = None,
+) -> str:
+    return render_svg(graph_dot(analysis=analysis, highlight=highlight, title=title, reveal=reveal,
+                                edge_notes=edge_notes))

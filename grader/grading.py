@@ -21,6 +21,7 @@ from chainrule import (
     graph_svg,
     parse_numeric,
 )
+from chainrule.picture_labels import Reveal
 from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
 from grader.code_parts import MAX_CODE_CHARS, code_part_diagnosis
@@ -142,23 +143,14 @@ def _unanswered(part: Part) -> GradedPart:
 
 
 def graded_svg(*, analysis_data: dict[str, Any], graded: Graded) -> str:
-    """The reference graph with every wrong part's path highlighted."""
-    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=wrong_highlight(graded.diagnoses))
+    """The reference graph with every wrong part's path highlighted and all of its backward flow
+    (the command shows the expected values too)."""
+    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=wrong_highlight(graded.diagnoses),
+                     reveal=Reveal(everything=True))
 
 
 def wrong_highlight(diagnoses: Mapping[str, Diagnosis]) -> Highlight:
     return Highlight.merged(d.highlight for d in diagnoses.values() if not d.correct)
-
-
-def stored_svg(*, analysis_data: dict[str, Any], stored: dict[str, Any], part: str | None) -> str | None:
-    """The picture of a stored result: the variant's graph with the wrong paths of `part`
-    (default: of every part) highlighted, from what the worker stored. None for an unknown part."""
-    per_part = stored.get("parts", {})
-    if part is not None and part not in per_part:
-        return None
-    chosen = [per_part[part]] if part is not None else list(per_part.values())
-    highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
-    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight)
 
 
 def expected_mismatches(*, assignment: Assignment, analysis: dict[str, Any]) -> list[tuple[str, str]]:

@@ -17,7 +17,6 @@ from django.db import connection
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.models import Assignment, Membership
-from grader.grading import stored_svg
 from grader.models import Result, Submission
 from grader.policy import attempts_left
 from grader.variants import params_for_student
@@ -135,20 +134,6 @@ def submission_error(*, submission: Submission, show_reason: bool) -> str | None
     if show_reason and submission.error_reason:
         return submission.error_reason
     return STUDENT_ERROR
-
-
-def submission_graph_svg(*, submission: Submission, part: str | None) -> str | None:
-    """The graph with the wrong path of `part` (default: of every wrong part) highlighted.
-
-    None when the submission is not graded or names no such part. Drawn from the
-    highlight the worker stored, so code is never re-run to draw a picture.
-    """
-    if submission.status != Submission.Status.GRADED or submission.variant is None:
-        return None
-    variant = submission.variant
-    if variant.analysis is None or not hasattr(submission, "result"):
-        return None
-    return stored_svg(analysis_data=variant.analysis, stored=submission.result.highlight, part=part)
 
 
 def health_report() -> dict[str, str]:

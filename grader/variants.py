@@ -19,7 +19,7 @@ from chainrule import Analysis
 from chainrule.points import evaluation_points, usable_points
 from grader.reference import ReferenceError, get_runner
 
-ANALYSIS_VERSION = 5  # bump when the engine's analyses or the choice of points change: caches go stale
+ANALYSIS_VERSION = 6  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 

@@ -25,13 +25,13 @@ from grader.api.serializers import (
     SubmissionSerializer,
 )
 from grader.grading import AnswerErrors
+from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
     AssignmentRow,
     assignment_row,
     assignment_rows,
     is_instructor,
-    submission_graph_svg,
     submission_visible,
     submissions_mine,
 )
@@ -143,7 +143,8 @@ class SubmissionGraph(APIView):
                    parameters=[OpenApiParameter("part", str, description="Part key; default: every wrong part")])
     def get(self, request: Request, pk: int) -> Response:
         submission = submission_visible(user=request.user, submission_id=pk)
-        svg = submission and submission_graph_svg(submission=submission, part=request.query_params.get("part"))
+        svg = submission and submission_picture(submission=submission, user=request.user,
+                                                part=request.query_params.get("part"))
         if not svg:
             raise Http404("No graph: no such submission, not graded yet, or no such part.")
         headers = {"Content-Security-Policy": SVG_POLICY, "Cache-Control": "private, max-age=600"}

@@ -1,0 +1,191 @@
+"""The words and numbers on the picture: what each node computes and holds
+(forward, in blue), the gradient arriving at it (backward, in red, with each
+path's contribution where several meet), and each edge's local derivative.
+
+What a viewer may not see yet is left out here, in one place: a gradient asked
+for by a part whose answer is not revealed to this viewer, every gradient
+downstream of it (from which, with the local derivatives, it would follow) and
+a forward value that is itself an unrevealed answer, with the values computed from it. Local derivatives stay:
+they are the rule of each machine, which the feedback teaches anyway."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chainrule.model import Analysis, Edge, GraphNode
+from chainrule.values import Value, format_value
+
+MAX_VALUE_LABEL = 32
+MAX_MERGED = 4  # contributions spelled out where paths meet; more would not fit on the node
+MAX_FORMULA_LABEL = 30  # a longer formula is left to the op's name and its inputs' arrows
+TINY = 1e-6
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """Which reference answers this viewer may see: part keys as the analysis reads
+    them (`x.grad`, `z`). The default reveals nothing."""
+
+    everything: bool = False
+    keys: frozenset[str] = frozenset()
+
+    def shows(self, key: str) -> bool:
+        return self.everything or key in self.keys
+
+
+@dataclass
+class Hidden:
+    grads: set[str] = field(default_factory=set)  # node ids whose gradient is not shown
+    values: set[str] = field(default_factory=set)  # node ids whose forward value is not shown
+
+
+def hidden_for(analysis: Analysis, reveal: Reveal) -> Hidden:
+    hidden = Hidden()
+    downstream = _downstream(analysis)
+    for key, part in analysis.parts.items():
+        if reveal.shows(key):
+            continue
+        nodes = [node.id for node in analysis.graph.nodes if part.tensor in (node.name, node.tensor_name)
+                 and (node.kind != "leaf" or node.tracked or not part.reads_grad)]
+        if part.reads_grad:
+            hidden.grads.update(node for start in nodes for node in downstream.get(start, {start}))
+        else:  # a forward value asked for, and every value computed from it (z = 4·b gives b away)
+            nodes += [n.id for n in analysis.graph.nodes if n.kind == "output" and n.name == part.tensor]
+            hidden.values.update(node for start in nodes for node in downstream.get(start, {start}))
+    return hidden
+
+
+def _downstream(analysis: Analysis) -> dict[str, set[str]]:
+    """Every node each node feeds (itself included): its gradient is built from theirs."""
+    consumers: dict[str, list[str]] = {}
+    for edge in analysis.graph.edges:
+        if not edge.cut:
+            consumers.setdefault(edge.source, []).append(edge.target)
+    reached: dict[str, set[str]] = {}
+    for node in analysis.graph.nodes:
+        seen, stack = {node.id}, [node.id]
+        while stack:
+            for target in consumers.get(stack.pop(), []):
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        reached[node.id] = seen
+    return reached
+
+
+def short_value(value: Value) -> str:
+    """The value as a picture label; empty when unknown or too long to read on a node."""
+    while isinstance(value, list) and len(value) == 1:
+        value = value[0]  # tensor([7.]) reads better as 7 on a picture
+    text = _value_text(value) if value is not None else ""
+    return "" if len(text) > MAX_VALUE_LABEL else text
+
+
+def shape_note(shape: list[int] | None) -> str:
+    """`(2×4)`: what a node holds when its numbers do not fit on it."""
+    return f"({'×'.join(str(size) for size in shape)})" if shape else ""
+
+
+def _value_text(value: Value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_value_text(item) for item in value) + "]"
+    if value is not None and value != 0 and abs(value) < TINY:
+        return "≈0"  # float32 round-off such as 0.5 - 0.6 + 0.1 = -2.2e-08
+    if value is not None and value != int(value) and abs(value) < 1e15:
+        return f"{value:.5g}"  # five digits are plenty on a picture; the feedback text has them all
+    return format_value(value)
+
+
+class Labels:
+    """Label texts for one picture (plain text; picture.py escapes and colours them)."""
+
+    def __init__(self, analysis: Analysis, hidden: Hidden) -> None:
+        self.analysis = analysis
+        self.hidden = hidden
+        self.nodes = {node.id: node for node in analysis.graph.nodes}
+        outputs = list(dict.fromkeys(call.output for call in analysis.backward_calls))
+        self.output = outputs[0] if len(outputs) == 1 else "out"
+        self.messages: dict[Edge, Value] = {(m.source, m.target): m.value for m in analysis.edge_grads}
+        self.slopes = {_edge_of(item): item for item in analysis.local_derivatives if _edge_of(item)}
+
+    def symbol(self, node_id: str) -> str:
+        node = self.nodes.get(node_id)
+        if node is None:
+            return node_id
+        if node.kind != "op":
+            return node.name
+        formula = self.analysis.node_formulas.get(node.id)
+        return node.tensor_name or (f"({formula})" if formula and len(formula) <= 12 else node.name)
+
+    def forward(self, node: GraphNode) -> str:
+        """`a = x·y = 6`, `x = 2`, `z = 10`; the value left out when it is an unrevealed answer."""
+        value = "" if node.id in self.hidden.values else short_value(node.value)
+        note = "" if value or node.id in self.hidden.values else shape_note(node.shape)
+        if node.kind != "op":
+            return f"{node.name} = {value}" if value else f"{node.name} {note}".strip()
+        formula = self.analysis.node_formulas.get(node.id, "")
+        formula = formula if len(formula) <= MAX_FORMULA_LABEL else ""
+        named = node.tensor_name if node.tensor_name and node.tensor_name != self.output_name_of(node) else ""
+        pieces = [piece for piece in (named, formula, value) if piece]
+        return f"{' = '.join(pieces)} {note}".strip()
+
+    def output_name_of(self, node: GraphNode) -> str | None:
+        return next((n.name for n in self.nodes.values() if n.kind == "output" and n.id == f"out:{node.id}"), None)
+
+    def gradient(self, node: GraphNode) -> str:
+        """`x.grad = 3 + 4 = 7`: the gradient arriving at the node, the merge spelled out."""
+        if node.id not in self.analysis.node_grads or not node.tracked:
+            return ""
+        if node.id in self.hidden.grads and node.kind != "output":  # the seed is the program's, not an answer
+            return ""
+        total = short_value(self.analysis.node_grads[node.id])
+        if not total:
+            return f"{self._gradient_head(node)} {shape_note(node.shape)}" if node.kind != "output" else ""
+        if node.kind == "output":
+            return f"∂{node.name}/∂{node.name} = {total}" if total == "1" else f"seed = {total}"
+        incoming = [short_value(value) for (source, _), value in sorted(self.messages.items(), key=_by_target)
+                    if source == node.id]
+        merged = " + ".join(incoming) if 1 < len(incoming) <= MAX_MERGED and all(incoming) else ""
+        merged = merged.replace("+ -", "− ")
+        return " = ".join(piece for piece in (self._gradient_head(node), merged, total) if piece)
+
+    def _gradient_head(self, node: GraphNode) -> str:
+        return f"{node.name}.grad" if node.kind == "leaf" else f"∂{self.output}/∂{self.symbol(node.id)}"
+
+    def slope(self, edge: Edge) -> str:
+        """`∂a/∂x = y = 3`, from the engine's local derivatives; empty when it gave none."""
+        item = self.slopes.get(edge)
+        if item is None:
+            return ""
+        source, target = edge
+        target_node = self.nodes.get(target)
+        if target_node is not None and target_node.kind == "output":
+            return ""
+        formula = str(_field(item, "formula") or "")
+        value = short_value(_field(item, "value"))
+        head = f"∂{self.symbol(target)}/∂{self.symbol(source)}"
+        pieces = [head, formula] + ([value] if value and value != formula else [])
+        return " = ".join(piece for piece in pieces if piece)
+
+    def message(self, edge: Edge) -> str:
+        """The gradient that travels back along the edge, unless it tells an unrevealed answer."""
+        if edge not in self.messages or edge[0] in self.hidden.grads:
+            return ""
+        return short_value(self.messages[edge])
+
+
+def _by_target(message: tuple[Edge, Value]) -> tuple[int, str]:
+    """Contributions in program order (op3 before op10), as the course adds them: y + 2x."""
+    target = message[0][1]
+    digits = "".join(char for char in target if char.isdigit())
+    return (int(digits) if digits else 0, target)
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def _edge_of(item: Any) -> Edge | None:
+    source, target = _field(item, "source"), _field(item, "target")
+    return (str(source), str(target)) if source is not None and target is not None else None

@@ -1,0 +1,78 @@
+"""The backward-flow picture of one graded submission, for the viewer asking.
+
+Drawn from the variant's stored analysis and the highlight the worker stored, so
+code is never re-run to draw it. The gradients on it follow the reveal policy of
+the result document: an instructor of the course sees them all, like `expected`;
+a student sees those of the parts this submission got right (they know those
+answers already) and nothing that would give away the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assignments.models import Part
+from assignments.part_config import reference_keys
+from chainrule import Analysis, Highlight, graph_svg
+from chainrule.model import Edge
+from chainrule.picture_labels import Reveal
+from grader.models import Submission
+from grader.selectors import User, is_instructor
+
+
+def picture_reveal(*, submission: Submission, user: User) -> Reveal:
+    """What the picture may show this user: everything for an instructor of the course,
+    else the keys read by the parts this submission answered correctly."""
+    if is_instructor(user=user, assignment=submission.assignment):
+        return Reveal(everything=True)
+    document = getattr(submission, "result", None)
+    correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
+    parts = Part.objects.filter(assignment=submission.assignment, key__in=correct)
+    return Reveal(keys=frozenset(reference_keys([(p.key, p.kind, p.config) for p in parts])))
+
+
+def _document_part(submission: Submission, part: str | None) -> dict[str, Any] | None:
+    parts = submission.result.document.get("parts", [])
+    return next((item for item in parts if item.get("part") == part), None)
+
+
+def _title(document_part: dict[str, Any] | None, part: str | None) -> str | None:
+    if document_part is None:
+        return None
+    if document_part.get("correct"):
+        return f"How autograd got {part}"
+    return f"Where {part} went wrong"
+
+
+def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight) -> dict[Edge, str]:
+    """The factor the student used and the right one, on the one wrong edge the engine names."""
+    diagnosis = (document_part or {}).get("diagnosis") or {}
+    used, right = diagnosis.get("used"), diagnosis.get("right")
+    if len(highlight.wrong_edges) != 1:
+        return {}
+    if used and right:
+        return {highlight.wrong_edges[0]: f"✗ you used {used}; right: {right}"}
+    if diagnosis.get("kind") == "wrong_local_derivative":
+        return {highlight.wrong_edges[0]: "✗ wrong local derivative"}  # the picture adds the right one
+    return {}
+
+
+def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:
+    """The SVG for `part` (default: every wrong part highlighted at once).
+
+    None when the submission is not graded, has no analysis, or `part` was not answered.
+    """
+    if submission.status != Submission.Status.GRADED or submission.variant is None:
+        return None
+    analysis_data = submission.variant.analysis
+    if analysis_data is None or not hasattr(submission, "result"):
+        return None
+    per_part = submission.result.highlight.get("parts", {})
+    if part is not None and part not in per_part:
+        return None
+    chosen = [per_part[part]] if part is not None else list(per_part.values())
+    highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
+    document_part = _document_part(submission, part) if part is not None else None
+    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight,
+                     title=_title(document_part, part), reveal=picture_reveal(submission=submission, user=user),
+                     edge_notes=_edge_notes(document_part, highlight))
