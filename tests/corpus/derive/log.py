@@ -1,0 +1,33 @@
+"""corpus-log: z = w * log(3x) at x = 2.5, w = 1.5."""
+
+import math
+
+import torch
+from corpus_cases import Cases, answer, as_tensor
+
+x0, w0 = 2.5, 1.5
+x = torch.tensor(x0, requires_grad=True)
+w = torch.tensor(w0, requires_grad=True)
+z = w * torch.log(3 * x)
+z.backward()
+v = 3 * x0
+assert math.isclose(float(x.grad), w0 / x0, rel_tol=1e-6)
+path_x = ["x", "mul", "log", "mul", "z"]
+
+c = Cases("corpus-log")
+c.forward(v, math.log(v), w0 * math.log(v))
+c.correct("x.grad", x.grad, answer(x.grad), "0.6", "3/5", as_tensor(x.grad), "0.60")
+c.mistake("x.grad", w0 * math.log(v) * 3, "d log(v)/dv taken as log v", "wrong_local_derivative", edge=["mul", "log"])
+c.mistake("x.grad", w0 * v * 3, "d log(v)/dv taken as v", "wrong_local_derivative", edge=["mul", "log"])
+c.mistake("x.grad", -w0 * 3 / v**2, "d log(v)/dv taken as -1/v²", "wrong_local_derivative", edge=["mul", "log"])
+c.mistake("x.grad", w0 / v, "chain rule forgotten inside the log: d(3x)/dx taken as 1",
+          "wrong_local_derivative", edge=["x", "mul"])
+c.mistake("x.grad", 1 / x0, "d(w·log v)/d(log v) taken as 1: the w dropped", "wrong_local_derivative",
+          edge=["log", "mul"])
+c.mistake("x.grad", -w0 / x0, "sign flipped on the only path", "sign_error", paths=[path_x])
+
+c.correct("w.grad", w.grad, answer(w.grad), as_tensor(w.grad))
+c.mistake("w.grad", 1 / v, "differentiated the log as well: used 1/(3x) where the factor is log(3x)",
+          "wrong_local_derivative", edge=["w", "mul"])
+c.mistake("w.grad", -math.log(v), "sign flipped on the only path", "sign_error", paths=[["w", "mul", "z"]])
+c.write()

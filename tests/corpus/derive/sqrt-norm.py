@@ -1,0 +1,33 @@
+"""corpus-sqrt-norm: r = sqrt(x² + y²) at x = 0.9, y = 1.2 (r = 1.5)."""
+
+import math
+
+import torch
+from corpus_cases import Cases, answer, as_tensor
+
+x0, y0 = 0.9, 1.2
+x = torch.tensor(x0, requires_grad=True)
+y = torch.tensor(y0, requires_grad=True)
+r = torch.sqrt(x**2 + y**2)
+r.backward()
+u = x0**2 + y0**2
+R = math.sqrt(u)
+assert math.isclose(float(x.grad), x0 / R, rel_tol=1e-5)
+
+c = Cases("corpus-sqrt-norm")
+c.forward(u, R, x0**2, y0**2)
+c.correct("x.grad", x.grad, answer(x.grad), "0.6", "3/5", as_tensor(x.grad))
+c.mistake("x.grad", 2 * x0 / R, "sqrt′(u) taken as 1/√u: the ½ forgotten", "wrong_local_derivative",
+          edge=["add", "sqrt"])
+c.mistake("x.grad", R * 2 * x0, "sqrt′(u) taken as √u", "wrong_local_derivative", edge=["add", "sqrt"])
+c.mistake("x.grad", 2 * x0 / (2 * u), "sqrt′(u) taken as 1/(2u)", "wrong_local_derivative", edge=["add", "sqrt"])
+c.mistake("x.grad", 1 / (2 * R), "chain rule forgotten inside: d(x²)/dx taken as 1", "wrong_local_derivative",
+          edge=["x", "pow"])
+c.mistake("x.grad", -x0 / R, "sign flipped on the only path", "sign_error", paths=[["x", "pow", "add", "sqrt", "r"]])
+
+c.correct("y.grad", y.grad, answer(y.grad), "0.8", "4/5", as_tensor(y.grad))
+c.mistake("y.grad", 2 * y0 / R, "sqrt′(u) taken as 1/√u: the ½ forgotten", "wrong_local_derivative",
+          edge=["add", "sqrt"])
+c.mistake("y.grad", y0 / (2 * R), "d(y²)/dy taken as y (the power rule's 2 dropped)", "wrong_local_derivative",
+          edge=["y", "pow"])
+c.write()
