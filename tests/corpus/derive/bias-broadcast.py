@@ -24,8 +24,6 @@ c.mistake("b.grad", hd.sum(0), "d(h²)/dh taken as h (the 2 of the power rule dr
           "wrong_local_derivative", edge=["add", "pow"])
 c.mistake("b.grad", torch.ones(3, 2).sum(0), "chain rule forgotten at the square: d(h²)/dh taken as 1",
           "wrong_local_derivative", edge=["add", "pow"])
-c.mistake("b.grad", -g.sum(0), "sign flipped on the only path", "sign_error",
-          paths=[["b", "add", "pow", "sum", "L"]])
 
 c.correct("W.grad", W.grad, answer(W.grad), as_tensor(W.grad))
 c.mistake("W.grad", g.T @ X, "dL/dW written as gᵀ X: the transpose is on the wrong side",
@@ -34,6 +32,7 @@ c.mistake("W.grad", torch.ones(2, 3) @ g, "d(XW)/dW taken as 1 (the X factor dro
           "wrong_local_derivative", edge=["W", "mm"])
 c.mistake("W.grad", X.T @ hd, "d(h²)/dh taken as h (the 2 dropped)",
           "wrong_local_derivative", edge=["add", "pow"])
-c.mistake("W.grad", -(X.T @ g), "sign flipped on the only path", "sign_error",
-          paths=[["W", "mm", "add", "pow", "sum", "L"]])
+c.mistake("b.grad", hd.mean(0), "two mistakes: averaged over the batch and d(h²)/dh taken as h",
+          "two_mistakes", components=[{"kind": "wrong_local_derivative", "edge": ["b", "add"]},
+                                      {"kind": "wrong_local_derivative", "edge": ["add", "pow"]}])
 c.write()

@@ -26,4 +26,8 @@ c.mistake("x.grad", -3 * xd**2 / n, "sign flipped on the only path",
           "sign_error", paths=[["x", "pow", "mean", "L"]])
 c.mistake("x.grad", xd**3, "gave x³, the forward value of pow, instead of a gradient", "forward_value")
 c.mistake("x.grad", (3 * xd**2 / n).sum(), "summed the gradient into one number", "shape")
+c.mistake("x.grad", 3 * xd, "two mistakes: the 1/N of mean forgotten and d(x³)/dx taken as 3x", "two_mistakes",
+          components=[{"kind": "wrong_local_derivative", "edge": ["pow", "mean"]},
+                      {"kind": "wrong_local_derivative", "edge": ["x", "pow"]}])
+c.mistake("x.grad", torch.tensor([7.0, 3.0, -2.0, 11.0]), "a guess: no derivation gives these numbers", "unknown")
 c.write()

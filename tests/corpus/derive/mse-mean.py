@@ -35,7 +35,8 @@ c.mistake("b.grad", (2 * r).sum(), "the 1/N of the mean reduction forgotten", "w
           edge=["add", "mse_loss"])
 c.mistake("b.grad", r.mean(), "d(r²)/dr taken as r: the 2 dropped", "wrong_local_derivative",
           edge=["add", "mse_loss"])
-c.mistake("b.grad", -(2 * r).mean(), "residual written t - ŷ: sign flipped", "sign_error",
-          paths=[["b", "add", "mse_loss", "L"]])
 c.mistake("b.grad", 2 * r / n, "gave each point's share, not their sum", "shape")
+c.mistake("w.grad", (2 * r).sum(), "two mistakes: summed instead of averaged and the x factor dropped",
+          "two_mistakes", components=[{"kind": "wrong_local_derivative", "edge": ["add", "mse_loss"]},
+                                      {"kind": "wrong_local_derivative", "edge": ["w", "mul"]}])
 c.write()

@@ -27,4 +27,5 @@ c.mistake("b.grad", 1 / b0, "d(a/b)/db taken as 1/b, like the numerator's", "wro
 c.mistake("b.grad", -1 / b0**2, "d(a/b)/db taken as -1/b² (the factor a dropped)", "wrong_local_derivative",
           edge=["b", "div"])
 c.mistake("b.grad", -a0 / b0**3, "power rule on b⁻¹ done as -b⁻³", "wrong_local_derivative", edge=["b", "div"])
+c.mistake("b.grad", 5.3, "a guess: no derivation gives this number", "unknown")
 c.write()

@@ -18,7 +18,6 @@ assert alive.tolist() == [1.0, 1.0, 0.0]
 o = float(out.detach())
 delta = 2 * o * w2d * alive
 assert torch.allclose(b.grad, delta) and torch.allclose(W.grad, torch.outer(delta, x))
-path_b = ["b", "add", "relu", "dot", "pow", "L"]
 
 c = Cases("corpus-relu-mixed")
 c.forward(pre, h.detach(), o, o**2)
@@ -29,7 +28,6 @@ c.mistake("b.grad", o * w2d * alive, "d(out²)/d(out) taken as out: the 2 droppe
           edge=["dot", "pow"])
 c.mistake("b.grad", 2 * o * alive, "d(w2·h)/dh taken as 1: the w2 factor dropped", "wrong_local_derivative",
           edge=["relu", "dot"])
-c.mistake("b.grad", -delta, "sign flipped on the only path", "sign_error", paths=[path_b])
 
 c.correct("W.grad", W.grad, answer(W.grad), as_tensor(W.grad))
 c.mistake("W.grad", torch.outer(2 * o * w2d, x), "ReLU slope 1 on every unit, also the dead third one",

@@ -43,4 +43,5 @@ c.mistake("u.grad", u_direct + s2 * s1 * x1, "the w of the second step dropped g
 c.mistake("u.grad", x2 + w0 * x1, "both tanh′ taken as 1 (a linear RNN)", "two_mistakes",
           components=[{"kind": "wrong_local_derivative", "edge": ["add", "tanh"]},
                       {"kind": "wrong_local_derivative", "edge": ["add", "tanh"]}])
+c.mistake("w.grad", 1.9, "a guess", "unknown")
 c.write()

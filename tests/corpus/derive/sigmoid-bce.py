@@ -16,7 +16,6 @@ pd = p.detach()
 n = 3
 dp = -(t / pd - (1 - t) / (1 - pd)) / n  # dL/dp
 assert torch.allclose(b.grad, ((pd - t) / n).sum()) and torch.allclose(w.grad, ((pd - t) * x / n).sum())
-path_b = ["b", "add", "sigmoid", "binary_cross_entropy", "L"]
 path_w = ["w", "mul", "add", "sigmoid", "binary_cross_entropy", "L"]
 
 c = Cases("corpus-sigmoid-bce")
@@ -37,6 +36,5 @@ c.mistake("b.grad", (pd - t).sum(), "the 1/N of the mean reduction forgotten", "
           edge=["sigmoid", "binary_cross_entropy"])
 c.mistake("b.grad", (dp * pd).sum(), "sigmoid′ taken as σ (the (1 - σ) dropped)", "wrong_local_derivative",
           edge=["add", "sigmoid"])
-c.mistake("b.grad", ((t - pd) / n).sum(), "sign flipped: (t - p) for (p - t)", "sign_error", paths=[path_b])
 c.mistake("b.grad", (pd - t) / n, "gave each example's share instead of their sum", "shape")
 c.write()

@@ -27,4 +27,8 @@ c.mistake("x.grad", s + x0, "σ′ taken as 1 (chain rule forgotten at the sigmo
 c.mistake("x.grad", direct * through, "multiplied the two paths instead of adding them", "product_of_paths",
           paths=[direct_path, sigmoid_path])
 c.mistake("x.grad", direct - through, "sign of the path through σ flipped", "sign_error", paths=[sigmoid_path])
+c.mistake("x.grad", x0 * (1 - s), "two mistakes: the σ(x)·1 term forgotten and σ′ taken as 1 - σ", "two_mistakes",
+          components=[{"kind": "missing_path", "paths": [direct_path]},
+                      {"kind": "wrong_local_derivative", "edge": ["x", "sigmoid"]}])
+c.mistake("x.grad", 0.37, "a guess", "unknown")
 c.write()

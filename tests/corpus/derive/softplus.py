@@ -23,7 +23,5 @@ c.mistake("x.grad", 2 * sp, "softplus′ taken as 1 (chain rule forgotten at sof
           "wrong_local_derivative", edge=["x", "softplus"])
 c.mistake("x.grad", sp * sig, "d(s²)/ds taken as s: the 2 dropped", "wrong_local_derivative",
           edge=["softplus", "pow"])
-c.mistake("x.grad", -2 * sp * sig, "sign flipped on the only path", "sign_error",
-          paths=[["x", "softplus", "pow", "sum", "L"]])
 c.mistake("x.grad", (2 * sp * sig).sum(), "summed the gradient into one number", "shape")
 c.write()

@@ -23,7 +23,6 @@ c.mistake("x.grad", R * 2 * x0, "sqrt′(u) taken as √u", "wrong_local_derivat
 c.mistake("x.grad", 2 * x0 / (2 * u), "sqrt′(u) taken as 1/(2u)", "wrong_local_derivative", edge=["add", "sqrt"])
 c.mistake("x.grad", 1 / (2 * R), "chain rule forgotten inside: d(x²)/dx taken as 1", "wrong_local_derivative",
           edge=["x", "pow"])
-c.mistake("x.grad", -x0 / R, "sign flipped on the only path", "sign_error", paths=[["x", "pow", "add", "sqrt", "r"]])
 
 c.correct("y.grad", y.grad, answer(y.grad), "0.8", "4/5", as_tensor(y.grad))
 c.mistake("y.grad", 2 * y0 / R, "sqrt′(u) taken as 1/√u: the ½ forgotten", "wrong_local_derivative",

@@ -20,10 +20,6 @@ c.correct("u.grad", u.grad, answer(u.grad), bare(u.grad), as_tensor(u.grad))
 c.mistake("u.grad", row_grad[1], "the stack's rows swapped: u got the second row's gradient",
           "wrong_local_derivative", edge=["u", "stack"])
 c.mistake("u.grad", s[0] * m, "d(s²)/ds taken as s: the 2 dropped", "wrong_local_derivative", edge=["mv", "pow"])
-c.mistake("u.grad", row_grad.sum(0), "both rows' gradients handed to u (the stack treated like a sum)",
-          "wrong_local_derivative", edge=["u", "stack"])
-c.mistake("u.grad", -row_grad[0], "sign flipped on the only path", "sign_error",
-          paths=[["u", "stack", "mv", "pow", "sum", "L"]])
 
 c.correct("v.grad", v.grad, answer(v.grad), bare(v.grad), as_tensor(v.grad))
 c.mistake("v.grad", row_grad[1], "d(2.5·v)/dv taken as 1: the 2.5 dropped", "wrong_local_derivative",

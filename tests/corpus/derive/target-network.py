@@ -24,4 +24,7 @@ c.mistake("w.grad", 2 * d * (x0 - gamma * x1), "differentiated through the targe
 c.mistake("w.grad", d * x0, "d(e²)/de taken as e: the 2 dropped", "wrong_local_derivative", edge=["sub", "pow"])
 c.mistake("w.grad", 2 * d, "d(w·x)/dw taken as 1: the x factor dropped", "wrong_local_derivative", edge=["w", "mul"])
 c.mistake("w.grad", -2 * d * x0, "sign flipped: wrote (target - q)", "sign_error", paths=[main])
+c.mistake("w.grad", d * (x0 - gamma * x1), "two mistakes: through the detached target, and the 2 of the square dropped",
+          "two_mistakes", components=[{"kind": "extra_path", "paths": [through_target]},
+                                      {"kind": "wrong_local_derivative", "edge": ["sub", "pow"]}])
 c.write()

@@ -20,7 +20,7 @@ c.correct("x.grad", x.grad, answer(x.grad), bare(x.grad), as_tensor(x.grad))
 c.mistake("x.grad", sum(calls), "zero_() overlooked: all three calls summed", "accumulation")
 c.mistake("x.grad", calls[0], "only the first call counted", "accumulation")
 c.mistake("x.grad", sum(calls) / 3, "the three calls averaged", "accumulation")
-c.mistake("x.grad", calls[1] + calls[2], "believed the zeroing happens only once, before the second call",
+c.mistake("x.grad", torch.zeros(2), "read zero_() as clearing .grad after the backward call: zeros",
           "accumulation")
 c.mistake("x.grad", 3 * cs[-1] * xd, "d(x³)/dx taken as 3x", "wrong_local_derivative", edge=["x", "pow"])
 c.write()
