@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -120,8 +121,12 @@ def graded(django_db_setup: None, django_db_blocker: Any) -> list[Case]:
     """The corpus loaded once (committed; each analysis runs the reference once) and graded."""
     cases = corpus_cases()
     with django_db_blocker.unblock():
+        started = time.perf_counter()
         call_command("load_assignments", str(ASSIGNMENTS), stdout=io.StringIO())
+        loaded = time.perf_counter()
         grade_rounds(cases)
+    print(f"\ncorpus: loaded in {loaded - started:.1f} s, {len(cases)} answers graded in "
+          f"{time.perf_counter() - loaded:.1f} s")
     return cases
 
 

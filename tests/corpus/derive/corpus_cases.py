@@ -98,6 +98,15 @@ def node_names(tensor: torch.Tensor) -> None:
     walk(tensor.grad_fn, 0)
 
 
+def at(formula: str, **variables: float) -> float:
+    """A formula as a student types it (`^` for powers, explicit `*`), evaluated at a point
+    with Python's math: the derive scripts check each wrong formula against the number of
+    the same mistake. Only the corpus author's own formulas are evaluated here."""
+    names = {"exp": math.exp, "log": math.log, "sqrt": math.sqrt, "tanh": math.tanh,
+             "sigmoid": lambda v: 1 / (1 + math.exp(-v)), **variables}
+    return float(eval(formula.replace("^", "**"), {"__builtins__": {}}, names))  # noqa: S307
+
+
 def toml_value(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

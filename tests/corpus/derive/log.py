@@ -3,7 +3,7 @@
 import math
 
 import torch
-from corpus_cases import Cases, answer, as_tensor
+from corpus_cases import Cases, answer, as_tensor, at
 
 x0, w0 = 2.5, 1.5
 x = torch.tensor(x0, requires_grad=True)
@@ -27,4 +27,13 @@ c.mistake("x.grad", 1 / x0, "d(w·log v)/d(log v) taken as 1: the w dropped", "w
 c.correct("w.grad", w.grad, answer(w.grad), as_tensor(w.grad))
 c.mistake("w.grad", 1 / v, "differentiated the log as well: used 1/(3x) where the factor is log(3x)",
           "wrong_local_derivative", edge=["w", "mul"])
+c.correct("dz_dx", x.grad, "w/x", "3*w/(3*x)", "w*x^(-1)")
+for formula, value, mistake, edge in [
+    ("3*w*log(3*x)", w0 * math.log(v) * 3, "d log(v)/dv taken as log v", ["mul", "log"]),
+    ("w/(3*x)", w0 / v, "chain rule forgotten inside the log", ["x", "mul"]),
+    ("1/x", 1 / x0, "the w dropped", ["log", "mul"]),
+    ("9*w*x", w0 * v * 3, "d log(v)/dv taken as v", ["mul", "log"]),
+]:
+    assert abs(at(formula, w=w0, x=x0) - value) < 1e-9
+    c.mistake("dz_dx", value, mistake, "wrong_local_derivative", text=formula, edge=edge)
 c.write()

@@ -1,7 +1,7 @@
 """corpus-neg-frac-power: z = x**-2 + y**0.5 at x = 1.25, y = 2.25."""
 
 import torch
-from corpus_cases import Cases, answer, as_tensor
+from corpus_cases import Cases, answer, as_tensor, at
 
 x0, y0 = 1.25, 2.25
 x = torch.tensor(x0, requires_grad=True)
@@ -26,4 +26,14 @@ c.mistake("y.grad", 0.5 * y0**0.5, "exponent not lowered: 0.5·y^0.5", "wrong_lo
 c.mistake("y.grad", 0.5 * y0**-1.5, "exponent lowered twice: 0.5·y^-1.5", "wrong_local_derivative",
           edge=["y", "pow"])
 c.mistake("y.grad", y0**-0.5, "the ½ not brought down: y^-0.5", "wrong_local_derivative", edge=["y", "pow"])
+c.correct("dz_dx", x.grad, "-2*x^(-3)", "-2/x^3")
+for formula, value, mistake, kind, expected in [
+    ("-2*x^(-1)", -2 * x0**-1, "exponent raised instead of lowered", "wrong_local_derivative",
+     {"edge": ["x", "pow"]}),
+    ("-2*x^(-2)", -2 * x0**-2, "exponent not lowered", "wrong_local_derivative", {"edge": ["x", "pow"]}),
+    ("-x^(-3)", -(x0**-3), "the exponent not brought down", "wrong_local_derivative", {"edge": ["x", "pow"]}),
+    ("2*x^(-3)", 2 * x0**-3, "the minus of the exponent lost", "sign_error", {"paths": [["x", "pow", "add", "z"]]}),
+]:
+    assert abs(at(formula, x=x0, y=y0) - value) < 1e-9
+    c.mistake("dz_dx", value, mistake, kind, text=formula, **expected)
 c.write()

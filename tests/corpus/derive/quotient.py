@@ -1,7 +1,7 @@
 """corpus-quotient: z = a / b at a = 2.5, b = 0.8."""
 
 import torch
-from corpus_cases import Cases, answer, as_tensor
+from corpus_cases import Cases, answer, as_tensor, at
 
 a0, b0 = 2.5, 0.8
 a = torch.tensor(a0, requires_grad=True)
@@ -28,4 +28,13 @@ c.mistake("b.grad", -1 / b0**2, "d(a/b)/db taken as -1/b² (the factor a dropped
           edge=["b", "div"])
 c.mistake("b.grad", -a0 / b0**3, "power rule on b⁻¹ done as -b⁻³", "wrong_local_derivative", edge=["b", "div"])
 c.mistake("b.grad", 5.3, "a guess: no derivation gives this number", "unknown")
+# formula part: the same mistakes as formulas (checked at the seed point against the numbers above)
+c.correct("dz_db", b.grad, "-a/b^2", "-a*b^(-2)", "-(a/(b*b))")
+for formula, value, mistake in [
+    ("a/b^2", a0 / b0**2, "the quotient rule's minus sign lost"),
+    ("1/b", 1 / b0, "d(a/b)/db taken as 1/b, like the numerator's"),
+    ("-1/b^2", -1 / b0**2, "the factor a dropped"),
+]:
+    assert abs(at(formula, a=a0, b=b0) - value) < 1e-9
+    c.mistake("dz_db", value, mistake, "wrong_local_derivative", text=formula, edge=["b", "div"])
 c.write()

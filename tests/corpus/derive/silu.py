@@ -3,7 +3,7 @@
 import math
 
 import torch
-from corpus_cases import Cases, answer, as_tensor
+from corpus_cases import Cases, answer, as_tensor, at
 
 x0 = 1.25
 x = torch.tensor(x0, requires_grad=True)
@@ -31,4 +31,18 @@ c.mistake("x.grad", x0 * (1 - s), "two mistakes: the σ(x)·1 term forgotten and
           components=[{"kind": "missing_path", "paths": [direct_path]},
                       {"kind": "wrong_local_derivative", "edge": ["x", "sigmoid"]}])
 c.mistake("x.grad", 0.37, "a guess", "unknown")
+c.correct("dz_dx", x.grad, "sigmoid(x) + x*sigmoid(x)*(1 - sigmoid(x))", "sigmoid(x)*(1 + x*(1 - sigmoid(x)))",
+          "sigmoid(x) + x*sigmoid(x) - x*sigmoid(x)^2")
+for formula, value, mistake, kind, expected in [
+    ("x*sigmoid(x)*(1 - sigmoid(x))", through, "the σ(x)·1 term forgotten", "missing_path",
+     {"paths": [direct_path]}),
+    ("sigmoid(x) + x*sigmoid(x)", s + x0 * s, "σ′ taken as σ", "wrong_local_derivative",
+     {"edge": ["x", "sigmoid"]}),
+    ("sigmoid(x) - x*sigmoid(x)*(1 - sigmoid(x))", direct - through, "sign of the path through σ flipped",
+     "sign_error", {"paths": [sigmoid_path]}),
+    ("sigmoid(x)*x*sigmoid(x)*(1 - sigmoid(x))", direct * through, "the two paths multiplied",
+     "product_of_paths", {"paths": [direct_path, sigmoid_path]}),
+]:
+    assert abs(at(formula, x=x0) - value) < 1e-9
+    c.mistake("dz_dx", value, mistake, kind, text=formula, **expected)
 c.write()

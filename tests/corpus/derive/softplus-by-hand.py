@@ -3,7 +3,7 @@
 import math
 
 import torch
-from corpus_cases import Cases, answer, as_tensor
+from corpus_cases import Cases, answer, as_tensor, at
 
 w0, x0 = 0.5, 1.5
 w = torch.tensor(w0, requires_grad=True)
@@ -33,4 +33,12 @@ c.mistake("w.grad", e * x0, "d log(v)/dv taken as 1: the 1/(1 + e^u) dropped", "
           edge=["add", "log"])
 c.mistake("w.grad", sig * w0, "used w (the other operand's partner) instead of x", "wrong_local_derivative",
           edge=["w", "mul"])
+c.correct("ds_dx", x.grad, "w*sigmoid(w*x)", "w*exp(w*x)/(1 + exp(w*x))")
+for formula, value, mistake, edge in [
+    ("w/(1 + exp(w*x))", 1 / (1 + e) * w0, "chain rule forgotten at exp", ["mul", "exp"]),
+    ("w*exp(w*x)", e * w0, "d log(v)/dv taken as 1", ["add", "log"]),
+    ("sigmoid(w*x)", sig, "d(w·x)/dx taken as 1: the w dropped", ["x", "mul"]),
+]:
+    assert abs(at(formula, w=w0, x=x0) - value) < 1e-9
+    c.mistake("ds_dx", value, mistake, "wrong_local_derivative", text=formula, edge=edge)
 c.write()

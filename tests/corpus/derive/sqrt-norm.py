@@ -3,7 +3,7 @@
 import math
 
 import torch
-from corpus_cases import Cases, answer, as_tensor
+from corpus_cases import Cases, answer, as_tensor, at
 
 x0, y0 = 0.9, 1.2
 x = torch.tensor(x0, requires_grad=True)
@@ -29,4 +29,13 @@ c.mistake("y.grad", 2 * y0 / R, "sqrt′(u) taken as 1/√u: the ½ forgotten", 
           edge=["add", "sqrt"])
 c.mistake("y.grad", y0 / (2 * R), "d(y²)/dy taken as y (the power rule's 2 dropped)", "wrong_local_derivative",
           edge=["y", "pow"])
+c.correct("dr_dx", x.grad, "x/sqrt(x^2 + y^2)", "x*(x^2 + y^2)^(-0.5)", "2*x/(2*sqrt(x^2+y^2))")
+for formula, value, mistake, edge in [
+    ("2*x/sqrt(x^2 + y^2)", 2 * x0 / R, "sqrt′(u) taken as 1/√u", ["add", "sqrt"]),
+    ("1/(2*sqrt(x^2 + y^2))", 1 / (2 * R), "d(x²)/dx taken as 1", ["x", "pow"]),
+    ("x/(x^2 + y^2)", 2 * x0 / (2 * u), "sqrt′(u) taken as 1/(2u)", ["add", "sqrt"]),
+    ("2*x*sqrt(x^2 + y^2)", R * 2 * x0, "sqrt′(u) taken as √u", ["add", "sqrt"]),
+]:
+    assert abs(at(formula, x=x0, y=y0) - value) < 1e-9
+    c.mistake("dr_dx", value, mistake, "wrong_local_derivative", text=formula, edge=edge)
 c.write()
