@@ -3,7 +3,7 @@
 import torch
 from corpus_cases import Cases, answer, as_tensor, bare
 
-xd = torch.tensor([-1.5, 0.75, -2.5, 1.25])
+xd = torch.tensor([-1.5, 0.75, -2.25, 1.25])
 b0 = 0.5
 x = xd.clone().requires_grad_(True)
 b = torch.tensor(b0, requires_grad=True)

@@ -5,7 +5,7 @@ from corpus_cases import Cases, answer, as_tensor, bare
 
 X = torch.tensor([[1.5, -0.5], [0.5, 2.5], [-1.0, 3.0]])
 W = torch.tensor([[0.5, -1.5], [2.5, 0.25]], requires_grad=True)
-b = torch.tensor([0.5, -0.75], requires_grad=True)
+b = torch.tensor([0.6, -0.75], requires_grad=True)
 h = X @ W + b
 L = (h**2).sum()
 L.backward()
