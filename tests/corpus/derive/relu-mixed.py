@@ -22,16 +22,16 @@ assert torch.allclose(b.grad, delta) and torch.allclose(W.grad, torch.outer(delt
 c = Cases("corpus-relu-mixed")
 c.forward(pre, h.detach(), o, o**2)
 c.correct("b.grad", b.grad, answer(b.grad), bare(b.grad), as_tensor(b.grad))
-c.mistake("b.grad", 2 * o * w2d, "ReLU slope 1 on every unit, also the dead third one", "dead_branch",
-          edge=["add", "relu"])
+c.mistake("b.grad", 2 * o * w2d, "ReLU slope 1 on every unit, also the dead third one (relu′ taken as 1)",
+          "dead_branch", edge=["add", "relu"], accept=["wrong_local_derivative"])
 c.mistake("b.grad", o * w2d * alive, "d(out²)/d(out) taken as out: the 2 dropped", "wrong_local_derivative",
           edge=["dot", "pow"])
 c.mistake("b.grad", 2 * o * alive, "d(w2·h)/dh taken as 1: the w2 factor dropped", "wrong_local_derivative",
           edge=["relu", "dot"])
 
 c.correct("W.grad", W.grad, answer(W.grad), as_tensor(W.grad))
-c.mistake("W.grad", torch.outer(2 * o * w2d, x), "ReLU slope 1 on every unit, also the dead third one",
-          "dead_branch", edge=["add", "relu"])
+c.mistake("W.grad", torch.outer(2 * o * w2d, x), "ReLU slope 1 on every unit (relu′ taken as 1)",
+          "dead_branch", edge=["add", "relu"], accept=["wrong_local_derivative"])
 c.mistake("W.grad", torch.outer(delta, torch.ones(2)), "d(W x)/dW taken as 1: the x factor dropped",
           "wrong_local_derivative", edge=["W", "mv"])
 c.mistake("W.grad", torch.outer(x, delta), "outer product the wrong way round (2×3 instead of 3×2)", "shape")
