@@ -4,7 +4,7 @@ import torch
 from corpus_cases import Cases, answer, as_tensor, bare
 
 xd = torch.tensor([-1.5, 0.75, -2.25, 1.25])
-b0 = 0.5
+b0 = 0.4
 x = xd.clone().requires_grad_(True)
 b = torch.tensor(b0, requires_grad=True)
 L = ((torch.abs(x) + b) ** 2).sum()
@@ -13,6 +13,7 @@ s = xd.abs() + b0
 assert torch.allclose(x.grad, 2 * s * torch.sign(xd)) and torch.allclose(b.grad, (2 * s).sum())
 
 c = Cases("corpus-abs")
+c.graph(L)
 c.forward(xd.abs(), s, s**2)
 c.correct("x.grad", x.grad, answer(x.grad), bare(x.grad), as_tensor(x.grad))
 c.mistake("x.grad", 2 * s, "|x|′ taken as +1 everywhere: the slope -1 left of 0 ignored",

@@ -14,6 +14,7 @@ g = 2 * hd  # dL/dh
 assert torch.allclose(b.grad, g.sum(0)) and torch.allclose(W.grad, X.T @ g)
 
 c = Cases("corpus-bias-broadcast")
+c.graph(L)
 c.correct("b.grad", b.grad, answer(b.grad), bare(b.grad), as_tensor(b.grad))
 c.mistake("b.grad", g.mean(0), "bias gradient averaged over the batch instead of summed",
           "wrong_local_derivative", edge=["b", "add"])

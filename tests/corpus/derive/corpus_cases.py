@@ -19,6 +19,17 @@ from typing import Any
 import torch
 
 CASES = Path(__file__).resolve().parent.parent / "cases"
+SAVED: list[torch.Tensor] = []  # every tensor autograd saved for a backward pass in this script
+
+
+def _pack(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.is_floating_point():
+        SAVED.append(tensor.detach().clone())
+    return tensor
+
+
+_saved_hooks = torch.autograd.graph.saved_tensors_hooks(_pack, lambda tensor: tensor)
+_saved_hooks.__enter__()  # for the whole script: every graph it builds
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 
@@ -107,6 +118,34 @@ def at(formula: str, **variables: float) -> float:
     return float(eval(formula.replace("^", "**"), {"__builtins__": {}}, names))  # noqa: S307
 
 
+def graph_values(tensor: torch.Tensor) -> list[Any]:
+    """Every value the backward graph of `tensor` holds: leaves and the tensors its nodes
+    saved for the backward pass (inputs, outputs, constants such as a weight matrix)."""
+    values: list[Any] = [tensor.detach()]
+    seen: set[int] = set()
+
+    def walk(fn: Any) -> None:
+        if fn is None or id(fn) in seen:
+            return
+        seen.add(id(fn))
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            values.append(variable.detach())
+        for name in dir(fn):
+            if name.startswith("_saved_"):
+                try:
+                    saved = getattr(fn, name)
+                except RuntimeError:  # freed after backward
+                    continue
+                if isinstance(saved, torch.Tensor) and saved.is_floating_point():
+                    values.append(saved.detach())
+        for child, _ in fn.next_functions:
+            walk(child)
+
+    walk(tensor.grad_fn)
+    return values
+
+
 def toml_value(value: Any) -> str:
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -129,6 +168,11 @@ class Cases:
         self.wrong_values: list[tuple[str, Any, str]] = []
         self.forwards: list[Any] = []
 
+    def graph(self, tensor: torch.Tensor) -> None:
+        """Register every forward value the graph of `tensor` holds (build it again with
+        retain_graph or before backward so the saved tensors are still there)."""
+        self.forward(*graph_values(tensor))
+
     def forward(self, *values: Any) -> None:
         """Forward values of the graph's nodes: a wrong answer equal to one of them would read
         as `forward_value` too, so only a `forward_value` case may coincide with one."""
@@ -146,7 +190,7 @@ class Cases:
         if close(value, right):
             raise SystemExit(f"{self.slug} {part}: {mistake!r} gives the right answer")
         comparable = right is not None and value is not None
-        if kind != "forward_value" and comparable and any(close(value, f) for f in self.forwards):
+        if kind != "forward_value" and comparable and any(close(value, f) for f in [*self.forwards, *SAVED]):
             raise SystemExit(f"{self.slug} {part}: {mistake!r} equals a forward value")
         for other_part, other, other_mistake in self.wrong_values:
             if other_part == part and close(other, value):

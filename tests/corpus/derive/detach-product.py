@@ -18,6 +18,7 @@ cut = {k: [k, "mul", "detach", "mul", "add", "L"] for k in "wx"}
 plus_w = ["w", "add", "L"]
 
 c = Cases("corpus-detach-product")
+c.graph(L)
 c.forward(H, H * H, H * H + w0)
 c.correct("w.grad", w.grad, answer(w.grad), as_tensor(w.grad), "59/32")
 c.mistake("w.grad", 2 * H * x0 + 1, "h.detach() treated as h: d(h²)/dh = 2h", "extra_path", paths=[cut["w"]])

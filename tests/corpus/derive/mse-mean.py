@@ -18,6 +18,7 @@ assert torch.allclose(w.grad, (2 * r * x).mean()) and torch.allclose(b.grad, (2 
 frac_w = Fraction(float(w.grad)).limit_denominator(1000)
 
 c = Cases("corpus-mse-mean")
+c.graph(L)
 c.correct("w.grad", w.grad, answer(w.grad), f"{float(w.grad):.6f}", as_tensor(w.grad), f"[{answer(w.grad)}]",
           f"{frac_w.numerator}/{frac_w.denominator}")
 c.mistake("w.grad", (2 * r * x).sum(), "sum of squared errors: the 1/N of the mean reduction forgotten",

@@ -20,6 +20,7 @@ delta = 2 * o * w2d * alive
 assert torch.allclose(b.grad, delta) and torch.allclose(W.grad, torch.outer(delta, x))
 
 c = Cases("corpus-relu-mixed")
+c.graph(L)
 c.forward(pre, h.detach(), o, o**2)
 c.correct("b.grad", b.grad, answer(b.grad), bare(b.grad), as_tensor(b.grad))
 c.mistake("b.grad", 2 * o * w2d, "ReLU slope 1 on every unit, also the dead third one (relu′ taken as 1)",

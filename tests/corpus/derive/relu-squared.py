@@ -16,6 +16,7 @@ assert (hd > 0).tolist() == [True, True, False, False]
 assert torch.allclose(b.grad, 2 * r) and torch.allclose(w.grad, 2 * r * x)
 
 c = Cases("corpus-relu-squared")
+c.graph(L)
 c.forward(wd * x, hd, r, r**2)
 c.correct("b.grad", b.grad, answer(b.grad), bare(b.grad), as_tensor(b.grad), "[2.5, 1.0, 0.0, 0.0]", "[5/2, 2/2, 0, 0]")
 c.mistake("b.grad", 2 * hd, "ReLU ignored in the forward and the backward pass: relu(h)² read as h²",

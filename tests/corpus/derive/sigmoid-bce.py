@@ -19,6 +19,7 @@ assert torch.allclose(b.grad, ((pd - t) / n).sum()) and torch.allclose(w.grad, (
 path_w = ["w", "mul", "add", "sigmoid", "binary_cross_entropy", "L"]
 
 c = Cases("corpus-sigmoid-bce")
+c.graph(L)
 c.forward(pd, w0 * x, w0 * x + b0, L.detach())
 c.correct("w.grad", w.grad, answer(w.grad), as_tensor(w.grad))
 c.mistake("w.grad", ((pd - t) * x).sum(), "the 1/N of the mean reduction forgotten", "wrong_local_derivative",

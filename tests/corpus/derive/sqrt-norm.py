@@ -1,11 +1,11 @@
-"""corpus-sqrt-norm: r = sqrt(x² + y²) at x = 0.9, y = 1.2 (r = 1.5)."""
+"""corpus-sqrt-norm: r = sqrt(x² + y²) at x = 1.2, y = 0.5 (r = 1.3)."""
 
 import math
 
 import torch
 from corpus_cases import Cases, answer, as_tensor, at
 
-x0, y0 = 0.9, 1.2
+x0, y0 = 1.2, 0.5
 x = torch.tensor(x0, requires_grad=True)
 y = torch.tensor(y0, requires_grad=True)
 r = torch.sqrt(x**2 + y**2)
@@ -16,7 +16,7 @@ assert math.isclose(float(x.grad), x0 / R, rel_tol=1e-5)
 
 c = Cases("corpus-sqrt-norm")
 c.forward(u, R, x0**2, y0**2)
-c.correct("x.grad", x.grad, answer(x.grad), "0.6", "3/5", as_tensor(x.grad))
+c.correct("x.grad", x.grad, answer(x.grad), "12/13", "0.923077", as_tensor(x.grad))
 c.mistake("x.grad", 2 * x0 / R, "sqrt′(u) taken as 1/√u: the ½ forgotten", "wrong_local_derivative",
           edge=["add", "sqrt"])
 c.mistake("x.grad", R * 2 * x0, "sqrt′(u) taken as √u", "wrong_local_derivative", edge=["add", "sqrt"])
@@ -24,7 +24,7 @@ c.mistake("x.grad", 2 * x0 / (2 * u), "sqrt′(u) taken as 1/(2u)", "wrong_local
 c.mistake("x.grad", 1 / (2 * R), "chain rule forgotten inside: d(x²)/dx taken as 1", "wrong_local_derivative",
           edge=["x", "pow"])
 
-c.correct("y.grad", y.grad, answer(y.grad), "0.8", "4/5", as_tensor(y.grad))
+c.correct("y.grad", y.grad, answer(y.grad), "5/13", "0.384615", as_tensor(y.grad))
 c.mistake("y.grad", 2 * y0 / R, "sqrt′(u) taken as 1/√u: the ½ forgotten", "wrong_local_derivative",
           edge=["add", "sqrt"])
 c.mistake("y.grad", y0 / (2 * R), "d(y²)/dy taken as y (the power rule's 2 dropped)", "wrong_local_derivative",

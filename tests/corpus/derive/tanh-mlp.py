@@ -24,6 +24,7 @@ path_w2 = ["w2", "dot", "add", "sub", "pow", "L"]
 path_b1 = ["b1", "add", "tanh", "dot", "add", "sub", "pow", "L"]
 
 c = Cases("corpus-tanh-mlp")
+c.graph(L)
 c.correct("w2.grad", w2.grad, answer(w2.grad), bare(w2.grad), as_tensor(w2.grad))
 c.mistake("w2.grad", (y - t) * h, "d((y-t)²) taken as (y - t): the 2 dropped",
           "wrong_local_derivative", edge=["sub", "pow"])
