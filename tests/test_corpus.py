@@ -32,6 +32,7 @@ KINDS = {
     "unknown",
 }
 EDGE_KINDS = {"wrong_local_derivative", "dead_branch"}
+PATH_KINDS = {"missing_path", "extra_path", "product_of_paths", "sign_error"}
 LOADER_OUTPUT: list[io.StringIO] = []
 CASE_FIELDS = {"part", "answer", "mistake", "kind", "edge", "paths", "accept", "components"}
 
@@ -69,7 +70,7 @@ def component_matches(expected: dict[str, Any], got: dict[str, Any]) -> bool:
         return False
     if kind in EDGE_KINDS:
         return "edge" not in expected or list(got.get("edge") or []) == expected["edge"]
-    if "paths" in expected:
+    if kind in PATH_KINDS and "paths" in expected:
         return {tuple(p) for p in got.get("paths") or []} == {tuple(p) for p in expected["paths"]}
     return True
 
@@ -190,6 +191,10 @@ def test_every_corpus_file_loads_and_every_case_names_a_part() -> None:
             assert set(exp) <= CASE_FIELDS and exp["kind"] in KINDS and exp["mistake"], (case.slug, exp)
             assert exp["kind"] != "wrong_local_derivative" or "edge" in exp, (case.slug, exp)
             assert exp["kind"] != "two_mistakes" or len(exp.get("components", [])) == 2, (case.slug, exp)
+            for component in [exp, *exp.get("components", [])]:
+                kinds = {component["kind"], *component.get("accept", [])}
+                assert "edge" not in component or kinds & EDGE_KINDS, (case.slug, component)
+                assert "paths" not in component or kinds & PATH_KINDS, (case.slug, component)
 
 
 def test_corpus_loads_with_the_loader(graded: list[Case]) -> None:
