@@ -46,6 +46,9 @@ class Case:
     got: dict[str, Any] | None = None
     crash: str = ""
 
+    def __repr__(self) -> str:  # short in pytest's tracebacks
+        return f"Case({self.slug} {self.part}={self.answer!r})"
+
     @property
     def right(self) -> bool:
         return not self.expected
