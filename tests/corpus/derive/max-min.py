@@ -16,7 +16,8 @@ min_path = ["x", "min", "sub", "L"]
 c = Cases("corpus-max-min")
 c.forward(2.5, -1.5, 7.5, 9.0)
 c.correct("x.grad", x.grad, answer(x.grad), bare(x.grad), as_tensor(x.grad), "[0.0, -1.0, 3.0, 0.0]", "[0,-1,3,0]")
-c.mistake("x.grad", 3 * torch.ones(4) - at_min, "max′ taken as 1 for every element (max differentiated like a sum)",
+c.mistake("x.grad", 3 * torch.ones(4) - at_min, "max′ taken as 1 for every element "
+          "(the kink ignored in the backward pass; also max′s factor taken as 1)",
           "dead_branch", edge=["x", "max"], accept=["wrong_local_derivative"])
 c.mistake("x.grad", 3 * torch.ones(4) / 4 - at_min, "max's gradient shared equally (like a mean)",
           "wrong_local_derivative", edge=["x", "max"])

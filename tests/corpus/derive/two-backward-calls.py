@@ -16,9 +16,9 @@ c = Cases("corpus-two-backward-calls")
 c.forward(x0**3, 4 * x0)
 c.correct("x.grad", x.grad, answer(x.grad), "10.75", "43/4", as_tensor(x.grad), "[10.75]")
 # The two calls differentiate two graphs: dropping a call is also dropping that graph's path.
-c.mistake("x.grad", first, "only the first call counted", "accumulation",
+c.mistake("x.grad", first, "only the first call counted (also: the second loss's path missing)", "accumulation",
           accept=["missing_path"], paths=[["x", "mul", "z"]])
-c.mistake("x.grad", second, "the second call overwrites .grad", "accumulation",
+c.mistake("x.grad", second, "the second call overwrites .grad (also: the first loss's path missing)", "accumulation",
           accept=["missing_path"], paths=[["x", "pow", "y"]])
 c.mistake("x.grad", (first + second) / 2, "the two calls averaged", "accumulation")
 c.mistake("x.grad", 2 * (first + second), "believed each call doubles .grad: the total counted twice", "accumulation")
