@@ -1,0 +1,230 @@
+"""Issue 8's corpus: assignments no engine code was written for (tests/corpus/assignments)
+and, per assignment, right answers in every accepted format and realistic wrong answers
+whose expected diagnosis comes from the mistake (tests/corpus/derive computes each number).
+
+Bar: 0 crashes, every right answer accepted, >= 95 % of wrong answers diagnosed with the
+expected kind and, where the case gives them, the edge (wrong_local_derivative, dead_branch)
+or the set of paths (the path kinds); `accept` lists genuinely equivalent kinds.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import tomllib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+CORPUS = Path(__file__).parent / "corpus"
+ASSIGNMENTS = CORPUS / "assignments"
+CASES = CORPUS / "cases"
+BAR = 0.95
+KINDS = {
+    "missing_path", "extra_path", "product_of_paths", "sign_error", "dead_branch", "accumulation",
+    "untracked_leaf", "seed_vector", "shape", "forward_value", "wrong_local_derivative", "two_mistakes",
+    "unknown",
+}
+EDGE_KINDS = {"wrong_local_derivative", "dead_branch"}
+PATH_KINDS = {"missing_path", "extra_path", "product_of_paths", "sign_error"}
+LOADER_OUTPUT: list[io.StringIO] = []
+CASE_FIELDS = {"part", "answer", "mistake", "kind", "edge", "paths", "accept", "components"}
+
+
+@dataclass
+class Case:
+    slug: str
+    part: str
+    answer: str
+    expected: dict[str, Any] = field(default_factory=dict)  # empty for a right answer
+    got: dict[str, Any] | None = None
+    crash: str = ""
+
+    def __repr__(self) -> str:  # short in pytest's tracebacks
+        return f"Case({self.slug} {self.part}={self.answer!r})"
+
+    @property
+    def right(self) -> bool:
+        return not self.expected
+
+
+def corpus_cases() -> list[Case]:
+    cases = []
+    for path in sorted(CASES.glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for item in data.get("right", []):
+            cases.append(Case(path.stem, item["part"], item["answer"]))
+        for item in data.get("wrong", []):
+            cases.append(Case(path.stem, item["part"], item["answer"], expected=item))
+    return cases
+
+
+def component_matches(expected: dict[str, Any], got: dict[str, Any]) -> bool:
+    """The kind (or an accepted alternative), then what that kind names: the edge for the
+    edge kinds, the set of paths for the path kinds (a case giving both accepts either)."""
+    kind = got.get("kind")
+    if kind not in [expected["kind"], *expected.get("accept", [])]:
+        return False
+    if kind in EDGE_KINDS:
+        return "edge" not in expected or list(got.get("edge") or []) == expected["edge"]
+    if kind in PATH_KINDS and "paths" in expected:
+        return {tuple(p) for p in got.get("paths") or []} == {tuple(p) for p in expected["paths"]}
+    return True
+
+
+def diagnosis_matches(expected: dict[str, Any], got: dict[str, Any]) -> bool:
+    if not component_matches(expected, got):
+        return False
+    if expected["kind"] != "two_mistakes" or got.get("kind") != "two_mistakes":
+        return True
+    mistakes = list(got.get("mistakes") or [])
+    wanted = list(expected.get("components", []))
+    if len(mistakes) != len(wanted):
+        return False
+    return any(all(component_matches(w, m) for w, m in zip(wanted, order, strict=True))
+               for order in (mistakes, mistakes[::-1]))
+
+
+def grade_rounds(cases: list[Case]) -> None:
+    """One `grade` call answers one case per part of an assignment: fewer calls, same engine."""
+    pending: dict[tuple[str, str], list[Case]] = defaultdict(list)
+    for case in cases:
+        pending[(case.slug, case.part)].append(case)
+    by_slug: dict[str, list[list[Case]]] = defaultdict(list)
+    for (slug, _), queue in pending.items():
+        by_slug[slug].append(queue)
+    for slug, queues in by_slug.items():
+        for depth in range(max(len(q) for q in queues)):
+            batch = [q[depth] for q in queues if depth < len(q)]
+            grade_batch(slug, batch)
+
+
+def grade_batch(slug: str, batch: list[Case]) -> None:
+    out = io.StringIO()
+    try:
+        call_command("grade", slug, *(f"{c.part}={c.answer}" for c in batch), "--json", stdout=out)
+        parts = {part["part"]: part for part in json.loads(out.getvalue())["parts"]}
+    except BaseException as exc:  # noqa: BLE001  (a crash is a finding, reported per case)
+        if len(batch) > 1:  # find which answer crashed
+            for case in batch:
+                grade_batch(slug, [case])
+            return
+        batch[0].crash = f"{type(exc).__name__}: {exc}"[:200]
+        return
+    for case in batch:
+        part = parts.get(case.part)
+        if part is None or not isinstance(part.get("diagnosis"), dict) or "kind" not in part["diagnosis"]:
+            case.crash = f"no diagnosis for {case.part} in the result document"
+        else:
+            case.got = {**part["diagnosis"], "correct": part.get("correct")}
+
+
+@pytest.fixture(scope="module")
+def graded(django_db_setup: None, django_db_blocker: Any) -> list[Case]:
+    """The corpus loaded once (committed; each analysis runs the reference once) and graded."""
+    cases = corpus_cases()
+    with django_db_blocker.unblock():
+        started = time.perf_counter()
+        LOADER_OUTPUT.append(load_output := io.StringIO())
+        call_command("load_assignments", str(ASSIGNMENTS), stdout=load_output)
+        loaded = time.perf_counter()
+        grade_rounds(cases)
+    print(f"\ncorpus: loaded in {loaded - started:.1f} s, {len(cases)} answers graded in "
+          f"{time.perf_counter() - loaded:.1f} s")
+    return cases
+
+
+def expected_label(case: Case) -> str:
+    exp = case.expected
+    label = exp["kind"] + (f" {exp['edge']}" if "edge" in exp else "") + (f" {exp['paths']}" if "paths" in exp else "")
+    if "components" in exp:
+        label += " " + " + ".join(f"{c['kind']} {c.get('edge') or c.get('paths') or ''}" for c in exp["components"])
+    return label
+
+
+def got_label(case: Case) -> str:
+    if case.crash:
+        return f"CRASH {case.crash}"
+    got = case.got or {}
+    label = f"{got.get('kind')} edge={got.get('edge')} paths={got.get('paths')}"
+    if got.get("mistakes"):
+        label += " mistakes=" + "; ".join(f"{m.get('kind')} {m.get('edge') or m.get('paths')}" for m in got["mistakes"])
+    return label
+
+
+def miss_table(cases: list[Case]) -> str:
+    rows = [f"{c.slug} | {c.part} | {c.answer} | {expected_label(c) if c.expected else 'correct'} | {got_label(c)}"
+            for c in cases]
+    return "\n".join(["slug | part | answer | expected | got", *rows])
+
+
+def per_kind(cases: list[Case]) -> str:
+    """Matched / total per expected kind, and how many had at least the kind right."""
+    total: Counter[str] = Counter()
+    hit: Counter[str] = Counter()
+    kind_only: Counter[str] = Counter()
+    for case in cases:
+        if case.expected:
+            kind = case.expected["kind"]
+            total[kind] += 1
+            hit[kind] += bool(case.got and diagnosis_matches(case.expected, case.got))
+            kind_only[kind] += bool(case.got and case.got.get("kind") in [kind, *case.expected.get("accept", [])])
+    return "\n".join(f"{kind:24} {hit[kind]:3}/{total[kind]:3}  (kind right: {kind_only[kind]})"
+                     for kind in sorted(total))
+
+
+def test_every_corpus_file_loads_and_every_case_names_a_part() -> None:
+    from assignments.spec import spec_from_file
+
+    specs = {spec.slug: spec for spec in map(spec_from_file, sorted(ASSIGNMENTS.glob("*.toml")))}
+    assert len(specs) >= 24, sorted(specs)
+    assert sorted(p.stem for p in CASES.glob("*.toml")) == sorted(specs), "one case file per assignment"
+    for path in sorted(ASSIGNMENTS.glob("*.toml")):
+        assert path.stem == spec_from_file(path).slug, f"{path.name}: the file is named after its slug"
+    for case in corpus_cases():
+        assert case.part in {p.key for p in specs[case.slug].parts}, (case.slug, case.part)
+        exp = case.expected
+        if exp:
+            assert set(exp) <= CASE_FIELDS and exp["kind"] in KINDS and exp["mistake"], (case.slug, exp)
+            assert exp["kind"] != "wrong_local_derivative" or "edge" in exp, (case.slug, exp)
+            assert exp["kind"] != "two_mistakes" or len(exp.get("components", [])) == 2, (case.slug, exp)
+            for component in [exp, *exp.get("components", [])]:
+                kinds = {component["kind"], *component.get("accept", [])}
+                assert "edge" not in component or kinds & EDGE_KINDS, (case.slug, component)
+                assert "paths" not in component or kinds & PATH_KINDS, (case.slug, component)
+
+
+def test_corpus_loads_with_the_loader(graded: list[Case]) -> None:
+    from assignments.models import Assignment
+
+    slugs = {p.stem for p in ASSIGNMENTS.glob("*.toml")}
+    assert set(Assignment.objects.filter(slug__in=slugs).values_list("slug", flat=True)) == slugs
+    printed = LOADER_OUTPUT[-1].getvalue()
+    for slug in slugs:
+        assert f" {slug} ({slug}.toml)" in printed, printed
+
+
+def test_no_answer_crashes_the_grader(graded: list[Case]) -> None:
+    crashed = [c for c in graded if c.crash]
+    assert not crashed, miss_table(crashed)
+
+
+def test_every_right_answer_is_accepted_in_every_format(graded: list[Case]) -> None:
+    refused = [c for c in graded if c.right and not c.crash and not (c.got and c.got.get("correct"))]
+    assert not refused, miss_table(refused)
+
+
+def test_wrong_answers_are_diagnosed_with_the_mistake(graded: list[Case]) -> None:
+    wrong = [c for c in graded if c.expected and not c.crash]
+    accepted = [c for c in wrong if c.got and c.got.get("correct")]
+    assert not accepted, "wrong answers graded correct:\n" + miss_table(accepted)
+    missed = [c for c in wrong if not (c.got and diagnosis_matches(c.expected, c.got))]
+    rate = 1 - len(missed) / len(wrong)
+    print(f"\ncorpus: {len(wrong) - len(missed)}/{len(wrong)} wrong answers diagnosed ({rate:.1%})\n" + per_kind(wrong))
+    assert rate >= BAR, f"{rate:.1%} diagnosed (bar {BAR:.0%}); per kind:\n{per_kind(wrong)}\n" + miss_table(missed)
