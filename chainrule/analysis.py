@@ -54,7 +54,18 @@ def analyze_program(
         paths={leaf: _path_contributions(evidence) for leaf, evidence in leaves.items()},
         hypotheses={key: context.hypotheses(reference) for key, reference in references.items()},
         notes=_notes(inspector.evidence, leaves, counterfactuals),
+        local_derivatives=_local_derivatives(inspector.evidence, graph),
     )
+
+
+def _local_derivatives(evidence: list[CallEvidence], graph: Graph) -> list[dict[str, Any]]:
+    drawn = {node.id for node in graph.nodes}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in evidence:
+        for entry in item.local_derivatives:
+            if entry["source"] in drawn and entry["target"] in drawn:
+                found.setdefault((entry["source"], entry["target"]), entry)
+    return list(found.values())
 
 
 def _graph_of_counted_calls(inspector: CallInspector, run: ProgramRun, leaves: dict[str, LeafEvidence]) -> Graph:

@@ -67,11 +67,18 @@ class Diagnosis:
         return data
 
 
-def hypothesis_rank(hypothesis: Hypothesis) -> int:
+GENERIC_ORDER = ("generic_one", "generic_sign", "generic_transpose", "generic_double", "generic_half")
+
+
+def hypothesis_rank(hypothesis: Hypothesis) -> tuple[int, int]:
+    """Kinds by PRIORITY; within wrong local derivatives, catalogued op
+    mistakes (they name the rule) before generic ones, factor 1 first."""
     kind = hypothesis.kind
     if kind == "missing_path" and len(hypothesis.paths) > 1:
         kind = "missing_paths"
-    return PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY)
+    rule = str(hypothesis.detail.get("rule", ""))
+    within = 1 + GENERIC_ORDER.index(rule) if rule in GENERIC_ORDER else 0
+    return (PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY), within)
 
 
 def _fits(hypothesis: Hypothesis, answer: Value, rel_tol: float, abs_tol: float) -> bool:
@@ -115,7 +122,8 @@ def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     first = fitting[0]
     if first.kind == "sign_error":
         for other in fitting:
-            if other.kind == "wrong_local_derivative" and sorted(other.paths) == sorted(first.paths):
+            if other.kind == "wrong_local_derivative" and not other.detail.get("generic") \
+                    and sorted(other.paths) == sorted(first.paths):
                 return other
     return first
 

@@ -169,11 +169,27 @@ def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
 
 
 def _wrong_local_derivative(h: Hypothesis, c: FeedbackContext) -> str:
-    source, op = h.detail.get("edge", ["?", "?"])
+    detail = h.detail
+    source, op = detail.get("edge", ["?", "?"])
+    label = detail.get("label") or source
+    used = with_value(detail.get("used"), detail.get("used_value"))
+    right = with_value(detail.get("right"), detail.get("right_value"))
     along = f" along {paths_text(h.paths)}" if h.paths else ""
-    return (f"Your {c.part} uses {h.detail.get('used')} as the local derivative of {op} on the edge "
-            f"{source} → {op}; the right local derivative there is {h.detail.get('right')}. Redo the "
-            f"product{along} with that factor.")
+    text = (f"Your {c.part} uses {used} as the local derivative of {op} with respect to {label} "
+            f"(the edge {label} → {op}), where the right one is {right}.")
+    lesson = detail.get("lesson")
+    if lesson:
+        text += f" The rule: {lesson}."
+    return text + f" Redo the product{along} with that factor."
+
+
+def with_value(formula: object, value: object) -> str:
+    """`x = 2` when the formula is a symbol and its value one number."""
+    text = str(formula) if formula is not None else "?"
+    if not isinstance(value, (int, float, list)) or isinstance(value, bool):
+        return text
+    number = format_value(value)
+    return text if text == number else f"{text} = {number}"
 
 
 def times_text(times: object) -> str:

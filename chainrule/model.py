@@ -149,6 +149,9 @@ class Analysis:
     paths: dict[str, list[PathContribution]]  # by leaf name
     hypotheses: dict[str, list[Hypothesis]]  # by part key
     notes: list[str] = field(default_factory=list)
+    # The right local derivative of every edge where it is a factor:
+    # {"source": node id, "target": node id, "formula": "y", "value": 3.0}
+    local_derivatives: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = _lists_not_tuples(asdict(self))
@@ -175,6 +178,7 @@ class Analysis:
                 for part, items in data["hypotheses"].items()
             },
             notes=list(data.get("notes", [])),
+            local_derivatives=[dict(item) for item in data.get("local_derivatives", [])],
         )
 
 

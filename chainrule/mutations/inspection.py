@@ -1,0 +1,110 @@
+"""Every mutation of every node of one backward call, measured: how each
+leaf's gradient changes when that one node's vector-Jacobian product is the
+student's wrong one. Also the right local derivative of every edge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from chainrule.mutations.flood import Flood, flood, leaf_deltas
+from chainrule.mutations.generic import node_mutations
+from chainrule.mutations.labels import input_labels
+from chainrule.mutations.model import Mutation, NodeContext
+from chainrule.node_catalog import NodeCatalog, is_leaf_node
+from chainrule.op_names import op_name
+from chainrule.tensor_values import tensor_to_value
+
+MAX_MUTATIONS_PER_CALL = 5_000
+NEGLIGIBLE = 1e-9
+MAX_SHOWN_VALUES = 6  # a factor's values are quoted in the words up to this many entries
+
+
+@dataclass
+class MeasuredMutation:
+    detail: dict[str, Any]  # JSON-safe: edge names, used/right formulas, rule, lesson
+    edge: tuple[str, str]  # node ids, forward direction
+    deltas: dict[str, torch.Tensor]  # leaf name → wrong minus right
+
+
+@dataclass
+class CallMutations:
+    mutations: list[MeasuredMutation] = field(default_factory=list)
+    local_derivatives: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    right: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str]) -> CallMutations:
+    def leaf_name(node: Any) -> str:
+        return catalog.node_name(node)
+    with torch.no_grad():
+        return _measure(root, seed, catalog, leaves, leaf_name)
+
+
+def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
+    record = flood(root, seed, leaf_name)
+    position = {id(node): index for index, node in enumerate(record.order)}
+    found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
+    for node in record.order:
+        if is_leaf_node(node) or id(node) not in record.outgoing:
+            continue
+        context = _context(node, record, catalog)
+        try:
+            rights, mutations = node_mutations(context)
+        except (RuntimeError, ValueError, TypeError, AttributeError, IndexError) as error:
+            found.notes.append(f"local derivatives of {op_name(type(node).__name__)} not analysed: {error}")
+            continue
+        for right in rights:
+            child = node.next_functions[right.slot][0]
+            found.local_derivatives.append({"source": catalog.node_id(child), "target": catalog.node_id(node),
+                                            "formula": right.formula, "value": _plain(right.value)})
+        for mutation in mutations:
+            if len(found.mutations) >= MAX_MUTATIONS_PER_CALL:
+                found.notes.append(f"only the first {MAX_MUTATIONS_PER_CALL} wrong local derivatives were tried")
+                return found
+            measured = _measured(mutation, node, record, catalog, leaf_name, position, leaves)
+            if measured is not None:
+                found.mutations.append(measured)
+    return found
+
+
+def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
+    def value_of(slot: int) -> torch.Tensor | None:
+        child = node.next_functions[slot][0]
+        return catalog.forward_value(child) if child is not None else None
+
+    return NodeContext(node, record.incoming[id(node)], record.outgoing[id(node)], input_labels(node, catalog),
+                       value_of)
+
+
+def _measured(
+    mutation: Mutation, node: Any, record: Flood, catalog: NodeCatalog, leaf_name: Any,
+    position: dict[int, int], leaves: set[str],
+) -> MeasuredMutation | None:
+    deltas = {name: delta for name, delta in leaf_deltas(record, node, mutation.wrong, leaf_name, position).items()
+              if name in leaves}
+    if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
+        return None
+    child = node.next_functions[mutation.slots[0]][0]
+    op = op_name(type(node).__name__)
+    detail: dict[str, Any] = {
+        "edge": [catalog.node_name(child), op],
+        "op": op,
+        "rule": mutation.rule,
+        "generic": mutation.generic,
+        "used": mutation.used,
+        "right": mutation.right,
+        "lesson": mutation.lesson,
+        "label": input_labels(node, catalog)[mutation.slots[0]],
+    }
+    for key, value in (("used_value", mutation.used_value), ("right_value", mutation.right_value)):
+        if value is not None and value.numel() <= MAX_SHOWN_VALUES and bool(torch.isfinite(value).all()):
+            detail[key] = float(value) if value.numel() == 1 else _plain(value)
+    return MeasuredMutation(detail, (catalog.node_id(child), catalog.node_id(node)), deltas)
+
+
+def _plain(tensor: torch.Tensor) -> Any:
+    return tensor_to_value(tensor.detach().double())
