@@ -77,7 +77,8 @@ def hypothesis_rank(hypothesis: Hypothesis) -> tuple[int, int]:
     if kind == "missing_path" and len(hypothesis.paths) > 1:
         kind = "missing_paths"
     rule = str(hypothesis.detail.get("rule", ""))
-    within = 1 + GENERIC_ORDER.index(rule) if rule in GENERIC_ORDER else 0
+    structural = int(hypothesis.detail.get("family") == "structural")
+    within = 2 + GENERIC_ORDER.index(rule) if rule in GENERIC_ORDER else structural
     return (PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY), within)
 
 

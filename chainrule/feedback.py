@@ -15,7 +15,7 @@ KIND_SUMMARY = {
     "extra_path": "counting a path that detach() cuts",
     "product_of_paths": "multiplying parallel paths instead of adding them",
     "sign_error": "a flipped sign",
-    "dead_branch": "a wrong ReLU slope",
+    "dead_branch": "a wrong slope at a kink (ReLU, clamp, abs, max, where)",
     "accumulation": "miscounting the backward calls",
     "untracked_leaf": "mixing up None and 0",
     "shape": "a wrong shape",
@@ -83,9 +83,39 @@ def _sign_error(h: Hypothesis, c: FeedbackContext) -> str:
             f"derivative's sign in the product along the path{hint}, then add the paths.")
 
 
+KINK_RULES = {
+    "relu": "relu passes no gradient where its input is negative",
+    "leaky_relu": "leaky_relu scales the gradient by its negative slope where its input is negative",
+    "clamp": "clamp passes no gradient where the input lies outside the bounds",
+    "clamp_min": "clamp passes no gradient where the input lies below the bound",
+    "clamp_max": "clamp passes no gradient where the input lies above the bound",
+    "abs": "|u| has slope -1 where u is negative",
+    "maximum": "maximum(a, b) passes the gradient only to the larger operand",
+    "minimum": "minimum(a, b) passes the gradient only to the smaller operand",
+    "max": "max passes the gradient only to the entry that wins",
+    "min": "min passes the gradient only to the entry that wins",
+    "where": "where(cond, a, b) passes the gradient to a where cond holds and to b elsewhere",
+}
+
+
+def _kinks_ignored(h: Hypothesis, c: FeedbackContext) -> str:
+    kinks = [str(kink) for kink in h.detail.get("kinks", [])]
+    names = " and ".join(kinks) or "the kink"
+    rules = "; ".join(KINK_RULES.get(kink, f"{kink} has a kink") for kink in kinks)
+    where = paths_text(h.paths)
+    if h.detail.get("slopes") == "kinks_both":
+        return (f"Your {c.part} is what you get by treating {names} on {where} as if it were not there, in the "
+                f"forward pass as well as the backward pass. The forward values after {names} are what it really "
+                f"outputs, and its local derivative depends on which side of the kink each entry is: {rules}.")
+    return (f"Your {c.part} passes the gradient through {names} on {where} as if its slope were 1 everywhere. "
+            f"The local derivative of a kinked op depends on which side of the kink each entry is: {rules}.")
+
+
 def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
     where = paths_text(h.paths)
     slopes = h.detail.get("slopes")
+    if str(slopes).startswith("kinks_"):
+        return _kinks_ignored(h, c)
     if slopes == "dead":
         return (f"Your {c.part} blocks the gradient at the ReLU on {where}, but that ReLU saw a positive "
                 "input, so it passes the gradient on unchanged. Only a ReLU that saw a negative passes no gradient.")

@@ -119,7 +119,35 @@ def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
         if value is not None and through_relu:
             highlight = Highlight(wrong_edges=route_edges([r for p in through_relu for r in p.routes]))
             highlight.nodes = list(dict.fromkeys(relu_nodes))
-            yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes)
+            yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes,
+                              **kink_edge(through_relu, frozenset({"relu"})))
+    yield from _kinks_ignored(facts)
+
+
+KINK_NAMES = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max", "abs", "maximum", "minimum",
+                        "where", "max", "min", "hardtanh", "relu6", "threshold"})
+
+
+def _kinks_ignored(facts: GradientFacts) -> Iterator[Hypothesis]:
+    """Every kink op ignored, in the backward pass only or in the forward pass too."""
+    through = [path for path in facts.paths if KINK_NAMES & set(path.names[1:-1])]
+    if not through:
+        return
+    kinks = list(dict.fromkeys(name for path in through for name in path.names[1:-1] if name in KINK_NAMES))
+    edges = route_edges([route for path in through for route in path.routes])
+    for mode in ("backward", "both"):
+        value = facts.counterfactual.get(f"kinks_{mode}")
+        if value is not None:
+            highlight = Highlight(wrong_edges=edges)
+            yield _hypothesis("dead_branch", value, through, highlight, slopes=f"kinks_{mode}", kinks=kinks,
+                              **kink_edge(through, KINK_NAMES))
+
+
+def kink_edge(paths: list[PathFacts], kinds: frozenset[str]) -> dict[str, Any]:
+    """{"edge": [source, kink]} when the paths cross exactly one kink input edge."""
+    found = {(path.names[i - 1], name) for path in paths for i, name in enumerate(path.names)
+             if 0 < i < len(path.names) - 1 and name in kinds}
+    return {"edge": list(next(iter(found)))} if len(found) == 1 else {}
 
 
 def accumulation(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -145,7 +173,9 @@ def shape(facts: GradientFacts) -> Iterator[Hypothesis]:
     detail = {"non_scalar_outputs": facts.non_scalar_outputs, "shape": list(facts.grad.shape)}
     highlight = Highlight(nodes=[facts.leaf_id])
     yield _hypothesis("shape", facts.grad.sum(), [], highlight, reduction="sum", **detail)
-    if facts.grad.ndim == 2:
+    if facts.grad.ndim == 2 and facts.grad.shape[0] != facts.grad.shape[1]:
+        # A square gradient transposed keeps its shape: that is a wrong local derivative (a transpose
+        # on the wrong side of a matrix product), not a shape mistake.
         yield _hypothesis("shape", facts.grad.T, [], highlight, reduction="transpose", **detail)
 
 

@@ -78,12 +78,20 @@ def _propagate(
             leaves[name] = leaves[name] + grad if name in leaves else grad
             continue
         grads = _slot_grads(node, by_slot)
-        inputs = node_vjp(node, grads)
+        inputs = _reduced(node, node_vjp(node, grads))
         if record is not None:
             record.incoming[id(node)] = grads
             record.outgoing[id(node)] = inputs
         _pass_on(node, inputs, pending)
     return leaves
+
+
+def _reduced(node: Any, inputs: InputGrads) -> InputGrads:
+    """Each input's gradient with that input's shape (a broadcast bias gets the sum over rows)."""
+    return tuple(
+        grad if child is None or grad is None else reduce_to_shape(grad, node_shape(child, child_slot))
+        for (child, child_slot), grad in zip(node.next_functions, inputs, strict=False)
+    )
 
 
 def _pass_on(node: Any, inputs: InputGrads, pending: dict[int, dict[int, torch.Tensor]]) -> None:

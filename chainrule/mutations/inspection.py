@@ -95,6 +95,7 @@ def _measured(
         "op": op,
         "rule": mutation.rule,
         "generic": mutation.generic,
+        "family": "generic" if mutation.generic else "structural" if mutation.structural else "elementwise",
         "used": mutation.used,
         "right": mutation.right,
         "lesson": mutation.lesson,

@@ -44,6 +44,7 @@ class Mutation:
     lesson: str  # the rule to learn, one sentence
     wrong: InputGrads  # what the node passes to its inputs under this mistake
     generic: bool = False  # a mutation any op gets (factor 1, sign, ×2, ÷2, transposed)
+    structural: bool = False  # a reduction, broadcast, matrix product, softmax or loss mistake
     used_value: torch.Tensor | None = None  # elementwise factors, for the words
     right_value: torch.Tensor | None = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -25,7 +25,7 @@ def _mutation(c: NodeContext, slot: int, rule: str, used: str, right: str, lesso
         return None
     if torch.allclose(wrong.reshape(real.shape).double(), real.double()):
         return None
-    return Mutation((slot,), rule, used, right, lesson, c.replaced(slot, wrong))
+    return Mutation((slot,), rule, used, right, lesson, c.replaced(slot, wrong), structural=True)
 
 
 def _kept(*items: Mutation | None) -> list[Mutation]:
@@ -117,6 +117,28 @@ def _mm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     return [], _matrix(c, a, b, (0, 1), (c.labels[0], c.labels[1]))
 
 
+def _mv(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
+    """M @ v (MvBackward0) and a · b (DotBackward0) as matrix products of a column."""
+    names = ("_saved_self", "_saved_vec") if type(c.node).__name__ == "MvBackward0" else ("_saved_self",
+                                                                                        "_saved_tensor")
+    a, b = (getattr(c.node, name) for name in names)
+    a = a if a is not None else c.value_of(0)
+    b = b if b is not None else c.value_of(1)
+    if a is None or b is None:
+        return [], []
+    g = c.grad.reshape(-1, 1)
+    if type(c.node).__name__ == "DotBackward0":
+        return [], _kept(*(_mutation(c, slot, "matmul_operand_one", "1 (the other operand taken as 1)",
+                                     c.labels[1 - slot], MATMUL, c.grad * torch.ones_like(own))
+                           for slot, own in enumerate((a, b))))
+    found = _matrix(c, a, b.reshape(-1, 1), (0, 1), (c.labels[0], c.labels[1]))
+    found += _kept(_mutation(c, 0, "matmul_operand_one", "grad ⊗ 1 (the vector taken as 1)", f"grad ⊗ {c.labels[1]}",
+                             MATMUL, g @ torch.ones_like(b).reshape(1, -1)),
+                   _mutation(c, 1, "matmul_operand_one", "1ᵀ @ grad (the matrix taken as 1)",
+                             f"{c.labels[0]}ᵀ @ grad", MATMUL, (torch.ones_like(a).mT @ g).reshape(-1)))
+    return [], found
+
+
 def _bmm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     a, b = c.node._saved_self, c.node._saved_mat2
     return ([], _matrix(c, a, b, (0, 1), (c.labels[0], c.labels[1]))) if a is not None and b is not None else ([], [])
@@ -175,6 +197,10 @@ def _loss(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         elif reduction == 2:
             found.extend(_kept(_mutation(c, slot, "loss_as_mean", f"1/{count} of the sum's gradient",
                                          "no 1/N", lesson, real / count)))
+        if type(c.node).__name__ == "NllLossBackward0" and reduction == 1 and x.dim() > 1:
+            found.extend(_kept(_mutation(c, slot, "loss_every_element", f"1/{x.numel()} (every entry)",
+                                         f"1/{count} (the batch)", "cross-entropy's mean is over the batch "
+                                         "(one loss per example), not over every logit", real * count / x.numel())))
         if type(c.node).__name__ == "MseLossBackward0":
             found.extend(_kept(_mutation(c, slot, "mse_no_two", "(x - y) without the 2", "2·(x - y)",
                                          "d(x - y)²/dx = 2·(x - y): the exponent comes down", real / 2)))
@@ -231,7 +257,8 @@ def _joined(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
 
 STRUCTURAL: dict[str, Rule] = {
     "MeanBackward0": _mean, "MeanBackward1": _mean, "SumBackward0": _sum, "SumBackward1": _sum,
-    "ExpandBackward0": _expand, "MmBackward0": _mm, "BmmBackward0": _bmm, "AddmmBackward0": _addmm,
+    "ExpandBackward0": _expand, "MmBackward0": _mm, "MvBackward0": _mv, "DotBackward0": _mv, "BmmBackward0": _bmm,
+    "AddmmBackward0": _addmm,
     "SoftmaxBackward0": _softmax_like, "LogSoftmaxBackward0": _softmax_like, "LogsumexpBackward0": _softmax_like,
     "MseLossBackward0": _loss, "NllLossBackward0": _loss, "BinaryCrossEntropyBackward0": _loss,
     "L1LossBackward0": _loss, "PermuteBackward0": _transposed_back, "TBackward0": _transposed_back,
