@@ -45,6 +45,7 @@ PRIORITY = (
     "forward_value",
     "wrong_local_derivative",
     "missing_paths",  # missing_path with two or more paths: a less likely slip
+    "two_mistakes",  # only when no single mistake fits
 )
 
 

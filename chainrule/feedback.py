@@ -23,6 +23,7 @@ KIND_SUMMARY = {
     "forward_value": "giving a forward value instead of a gradient",
     "wrong_local_derivative": "a wrong local derivative",
     "combination": "several slips on different paths",
+    "two_mistakes": "two slips at once",
 }
 
 ADD_RULE = "multiply the local derivatives along each path, and add the paths: parallel paths into one node add"
@@ -243,7 +244,31 @@ def _combination(h: Hypothesis, c: FeedbackContext) -> str:
     return f"Your {c.part} mixes several slips: it {joined}. Fix them one at a time: {ADD_RULE}."
 
 
+def _mistake_clause(item: dict[str, object]) -> str:
+    kind = item.get("kind")
+    paths = item.get("paths") if isinstance(item.get("paths"), list) else []
+    where = paths_text(paths) if paths else "its path"  # type: ignore[arg-type]
+    if kind == "wrong_local_derivative":
+        edge = item.get("edge") if isinstance(item.get("edge"), list) else ["?", "?"]
+        label = item.get("label") or edge[0]  # type: ignore[index]
+        return (f"it uses {item.get('used')} as the local derivative of {edge[1]} with respect to "  # type: ignore[index]
+                f"{label} where the right one is {item.get('right')} ({item.get('lesson')})")
+    if kind == "dead_branch":
+        return f"it lets gradient through the kink on {where} as if its slope were 1"
+    clause = _CLAUSES.get(str(kind))
+    return "it " + clause(where, item) if clause else f"it makes a {KIND_SUMMARY.get(str(kind), kind)} slip"
+
+
+def _two_mistakes(h: Hypothesis, c: FeedbackContext) -> str:
+    items = [item for item in h.detail.get("mistakes", []) if isinstance(item, dict)]
+    clauses = [_mistake_clause(item) for item in items]
+    numbered = "; and ".join(f"({index}) {clause}" for index, clause in enumerate(clauses, start=1))
+    return (f"No single mistake explains your {c.part}, but two together do: {numbered}. "
+            "Fix them one at a time and check each factor along the path.")
+
+
 MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
+    "two_mistakes": _two_mistakes,
     "missing_path": _missing_path,
     "extra_path": _extra_path,
     "product_of_paths": _product_of_paths,

@@ -192,9 +192,24 @@ def forward_value(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
 
 def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
     for detail, edge, delta in facts.mistakes:
+        if detail.get("mistakes"):
+            yield _two_local_mistakes(facts, detail, delta)
+            continue
         through = [path for path in facts.paths if edge in path.edges]
         yield _hypothesis("wrong_local_derivative", facts.grad + delta, through,
                           Highlight(wrong_edges=[edge]), **detail)
+
+
+def _two_local_mistakes(facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray) -> Hypothesis:
+    components = []
+    for item in detail["mistakes"]:
+        edge = tuple(item["edge_ids"])
+        through = [path.names for path in facts.paths if edge in path.edges]
+        components.append({key: value for key, value in item.items() if key != "edge_ids"} | {"paths": through})
+    paths = list(dict.fromkeys(tuple(path) for item in components for path in item["paths"]))
+    edges = [tuple(item["edge_ids"]) for item in detail["mistakes"]]
+    return Hypothesis("two_mistakes", as_value(facts.grad + delta), [list(path) for path in paths],
+                      Highlight(wrong_edges=edges), {"mistakes": components, "rule": "pair"})
 
 
 def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:

@@ -81,7 +81,7 @@ def _summed_effects(effects: list[Effect], leaf: str) -> list[Effect]:
     for effect in effects:
         if leaf not in effect.deltas:
             continue
-        key = (effect.edge, effect.detail.get("rule"), effect.detail["used"])
+        key = (effect.edge, effect.detail.get("rule"), effect.detail["used"], repr(effect.detail.get("pair_edges")))
         if key in summed:
             summed[key].deltas[leaf] = summed[key].deltas[leaf] + effect.deltas[leaf]
         else:

@@ -62,8 +62,12 @@ def _slot_grads(node: Any, by_slot: dict[int, torch.Tensor]) -> list[torch.Tenso
             for i, item in enumerate(metadata)]
 
 
+Transform = Callable[[Any, list[torch.Tensor], InputGrads], InputGrads]
+
+
 def _propagate(
-    order: list[Any], start: dict[int, dict[int, torch.Tensor]], leaf_name: LeafName, record: Flood | None
+    order: list[Any], start: dict[int, dict[int, torch.Tensor]], leaf_name: LeafName, record: Flood | None,
+    transform: Transform | None = None,
 ) -> dict[str, torch.Tensor]:
     """Carry the gradients in `start` (id(node) → slot → grad) down the graph."""
     pending = start
@@ -79,6 +83,8 @@ def _propagate(
             continue
         grads = _slot_grads(node, by_slot)
         inputs = _reduced(node, node_vjp(node, grads))
+        if transform is not None:
+            inputs = transform(node, grads, inputs)
         if record is not None:
             record.incoming[id(node)] = grads
             record.outgoing[id(node)] = inputs
@@ -132,3 +138,10 @@ def leaf_deltas(
     first = min(position[key] for key in start)
     with torch.no_grad():
         return _propagate(record.order[first:], start, leaf_name, None)
+
+
+def flood_with(root: Any, seed: torch.Tensor, leaf_name: LeafName, order: list[Any],
+               transform: Transform) -> dict[str, torch.Tensor]:
+    """The leaves' gradients when `transform` may replace what any node passes on."""
+    with torch.no_grad():
+        return _propagate(order, {id(root): {0: seed}}, leaf_name, None, transform)

@@ -13,6 +13,7 @@ from chainrule.mutations.flood import Flood, flood, leaf_deltas
 from chainrule.mutations.generic import node_mutations
 from chainrule.mutations.labels import input_labels
 from chainrule.mutations.model import Mutation, NodeContext
+from chainrule.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
 from chainrule.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.op_names import op_name
 from chainrule.tensor_values import tensor_to_value
@@ -48,6 +49,7 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
     record = flood(root, seed, leaf_name)
     position = {id(node): index for index, node in enumerate(record.order)}
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
+    singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
     for node in record.order:
         if is_leaf_node(node) or id(node) not in record.outgoing:
             continue
@@ -68,16 +70,57 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
             measured = _measured(mutation, node, record, catalog, leaf_name, position, leaves)
             if measured is not None:
                 found.mutations.append(measured)
+                singles.append((node, mutation, measured))
+    found.mutations.extend(_pairs(root, seed, record, catalog, leaf_name, leaves, singles))
     return found
 
 
-def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
+def _pairs(
+    root: Any, seed: torch.Tensor, record: Flood, catalog: NodeCatalog, leaf_name: Any, leaves: set[str],
+    singles: list[tuple[Any, Mutation, MeasuredMutation]],
+) -> list[MeasuredMutation]:
+    measured = {id(mutation): item for _, mutation, item in singles}
+    chosen = pairable([(node, mutation) for node, mutation, _ in singles], record)
+
+    def context_of(node: Any, grads: list[torch.Tensor], inputs: Any) -> NodeContext:
+        return NodeContext(node, grads, inputs, input_labels(node, catalog), _value_of(node, catalog))
+
+    found = []
+    reach = below(record)
+    for first, second in pairs_of(chosen):
+        a, b = measured[id(first[1])], measured[id(second[1])]
+        if in_series(first, second, reach):
+            grads = pair_grads(root=root, seed=seed, record=record, leaf_name=leaf_name, first=first,
+                               second=second, context_of=context_of)
+            deltas = {name: grads[name] - right for name, right in record.leaves.items()
+                      if name in leaves and name in grads}
+        else:
+            deltas = {name: a.deltas.get(name, 0) + b.deltas.get(name, 0) for name in {*a.deltas, *b.deltas}}
+        if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
+            continue
+        detail = {"rule": "pair", "used": f"{a.detail['used']}; {b.detail['used']}",
+                  "pair_edges": [list(a.edge), list(b.edge)],
+                  "mistakes": [_component(a), _component(b)]}
+        found.append(MeasuredMutation(detail, a.edge, deltas))
+    return found
+
+
+def _component(item: MeasuredMutation) -> dict[str, Any]:
+    keys = ("edge", "op", "rule", "used", "right", "label", "lesson")
+    return {"kind": "wrong_local_derivative", **{key: item.detail[key] for key in keys}, "edge_ids": list(item.edge)}
+
+
+def _value_of(node: Any, catalog: NodeCatalog) -> Any:
     def value_of(slot: int) -> torch.Tensor | None:
         child = node.next_functions[slot][0]
         return catalog.forward_value(child) if child is not None else None
 
+    return value_of
+
+
+def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
     return NodeContext(node, record.incoming[id(node)], record.outgoing[id(node)], input_labels(node, catalog),
-                       value_of)
+                       _value_of(node, catalog))
 
 
 def _measured(
