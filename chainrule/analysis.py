@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from chainrule.accumulation_beliefs import accumulation_beliefs
 from chainrule.call_inspection import CallEvidence, CallInspector
 from chainrule.counterfactuals import Counterfactuals, modes_worth_running, run_counterfactuals
 from chainrule.errors import AnalysisError
@@ -139,6 +140,7 @@ class _Context:
             (e.detail, e.edge, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.mistakes if e.edge
         ]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
+        facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
         return facts
 
 

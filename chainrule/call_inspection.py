@@ -164,6 +164,7 @@ def _seed_effects(evidence: CallEvidence) -> list[Effect]:
         one_hot[index] = 1
         alternatives.append(({"seed": "one_hot", "index": index}, one_hot.reshape(output.shape)))
     alternatives.append(({"seed": "output"}, output.detach()))
+    alternatives.append(({"seed": "squared"}, (seed * seed).detach()))  # the seed applied twice
     if not torch.equal(seed, torch.ones_like(seed)):
         alternatives.append(({"seed": "ones"}, torch.ones_like(output)))
     names = list(evidence.leaves)

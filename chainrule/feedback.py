@@ -127,9 +127,33 @@ def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
             "input. A ReLU that saw a negative passes no gradient: it sits on its flat part.")
 
 
+ACCUMULATION_RULE = ".grad accumulates across backward calls: each call adds its gradient to what is already there."
+
+
+def _belief(h: Hypothesis, c: FeedbackContext) -> str:
+    belief, calls = h.detail.get("belief"), h.detail.get("calls")
+    leaf = f"{c.tensor}.grad"
+    told = {
+        "last_only": f"keeps only the last backward call, as if each call overwrote {leaf}",
+        "averaged": f"averages the {h.detail.get('counted')} backward calls",
+        "doubled": "counts one backward call twice",
+        "zeroed_before": f"sums the calls from call {h.detail.get('from_call')} on, as if {leaf} were zeroed "
+                         "just before it" if h.detail.get("from_call") != 1 else
+                         f"sums all {calls} backward calls, as if {leaf} were never zeroed",
+    }.get(str(belief), "miscounts the backward calls")
+    since = h.detail.get("program_from", 1)
+    counting = "only the last call counts" if since == calls else f"only calls {since} to {calls} count"
+    zeroed = (f" and zeroes {leaf} just before call {since}, so {counting}"
+              if isinstance(since, int) and since > 1 else " and never zeroes " + leaf)
+    return (f"Your {c.part} {told}. The program calls backward() {calls} times{zeroed}. {ACCUMULATION_RULE} "
+            "Only zero_() (or setting .grad to None) starts the sum again, exactly where the program does it.")
+
+
 def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("belief"):
+        return _belief(h, c)
     calls, counted = h.detail.get("calls"), h.detail.get("counted")
-    rule = ".grad accumulates across backward calls: each call adds its gradient to what is already there."
+    rule = ACCUMULATION_RULE
     if h.detail.get("reason") == "zeroed":
         return (f"Your {c.part} is {times_text(h.detail.get('times'))} the gradient the program leaves in "
                 f"{c.tensor}.grad. The program calls backward() {calls} times but zeroes {c.tensor}.grad "
@@ -179,6 +203,7 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
         "one_hot": f"the one-hot seed that picks entry {h.detail.get('index')} only",
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
+        "squared": "the seed applied twice (each entry squared)",
     }.get(str(seed), "another seed")
     return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "
             f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "

@@ -44,6 +44,7 @@ class GradientFacts:
     non_scalar_outputs: list[str] = field(default_factory=list)
     mistakes: list[tuple[dict[str, Any], Edge, np.ndarray]] = field(default_factory=list)
     seeds: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
+    accumulation_beliefs: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
 
 
 def as_value(array: np.ndarray) -> Value:
@@ -161,6 +162,13 @@ def accumulation(facts: GradientFacts) -> Iterator[Hypothesis]:
                               calls=facts.backward_calls, counted=counted)
 
 
+def accumulation_belief(facts: GradientFacts) -> Iterator[Hypothesis]:
+    highlight = Highlight(nodes=[facts.leaf_id, *facts.output_ids])
+    for detail, value in facts.accumulation_beliefs:
+        if value.shape == facts.grad.shape:
+            yield _hypothesis("accumulation", value, facts.paths, highlight, **detail)
+
+
 def seed_vector(facts: GradientFacts) -> Iterator[Hypothesis]:
     for detail, delta in facts.seeds:
         highlight = Highlight(nodes=list(facts.output_ids))
@@ -219,7 +227,7 @@ def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
 
 
 BUILDERS: tuple[Callable[[GradientFacts], Iterator[Hypothesis]], ...] = (
-    untracked_answer, shape, accumulation, missing_path, extra_path, sign_error,
+    untracked_answer, shape, accumulation, accumulation_belief, missing_path, extra_path, sign_error,
     product_of_paths, dead_branch, seed_vector, wrong_local_derivative,
 )
 
