@@ -63,7 +63,9 @@ def run_counterfactuals(
     for name, mode in modes.items():
         inspector = CallInspector(max_paths=max_paths, explore_alternatives=False)
         try:
-            run = run_program(program=program, params=params, mode=mode, observer=inspector)
+            # Only the detach re-run needs its paths; the others only need what ends up in .grad.
+            run = run_program(program=program, params=params, mode=mode,
+                              observer=inspector if mode.detach_identity else None)
         except (ProgramError, AnalysisError) as error:
             # A program may legitimately fail under a wrong belief; that
             # belief then simply predicts no answer.

@@ -14,6 +14,7 @@ from chainrule.feedback import (
     hypothesis_message,
     unknown_message,
 )
+from chainrule.hypothesis_index import HypothesisIndex
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
 from chainrule.values import (
     RaggedValue,
@@ -83,12 +84,11 @@ def hypothesis_rank(hypothesis: Hypothesis) -> tuple[int, int]:
     return (PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY), within)
 
 
-def _fits(hypothesis: Hypothesis, answer: Value, rel_tol: float, abs_tol: float) -> bool:
-    if hypothesis.any_number:
-        return answer is not None
-    if hypothesis.value is None:
-        return answer is None
-    return values_match(answer, hypothesis.value, rel_tol=rel_tol, abs_tol=abs_tol)
+def hypothesis_index(analysis: Analysis, part: str) -> HypothesisIndex:
+    index = analysis.match_indexes.get(part)
+    if index is None:
+        index = analysis.match_indexes[part] = HypothesisIndex.build(analysis.hypotheses.get(part, []))
+    return index
 
 
 def diagnose_numeric(
@@ -105,10 +105,8 @@ def diagnose_numeric(
     context = feedback_context(analysis, reference, answer)
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
         return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
-    fitting = sorted(
-        (h for h in analysis.hypotheses.get(part, []) if _fits(h, answer, rel_tol, abs_tol)),
-        key=hypothesis_rank,
-    )
+    fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
+                     key=hypothesis_rank)
     chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
     if chosen is None:
         return _unknown(reference, answer, context)

@@ -199,20 +199,23 @@ def forward_value(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
 
 
 def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
+    edge_sets = [set(path.edges) for path in facts.paths]
     for detail, edge, delta in facts.mistakes:
         if detail.get("mistakes"):
-            yield _two_local_mistakes(facts, detail, delta)
+            yield _two_local_mistakes(facts, detail, delta, edge_sets)
             continue
-        through = [path for path in facts.paths if edge in path.edges]
+        through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
         yield _hypothesis("wrong_local_derivative", facts.grad + delta, through,
                           Highlight(wrong_edges=[edge]), **detail)
 
 
-def _two_local_mistakes(facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray) -> Hypothesis:
+def _two_local_mistakes(
+    facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray, edge_sets: list[set[Edge]]
+) -> Hypothesis:
     components = []
     for item in detail["mistakes"]:
         edge = tuple(item["edge_ids"])
-        through = [path.names for path in facts.paths if edge in path.edges]
+        through = [path.names for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
         components.append({key: value for key, value in item.items() if key != "edge_ids"} | {"paths": through})
     paths = list(dict.fromkeys(tuple(path) for item in components for path in item["paths"]))
     edges = [tuple(item["edge_ids"]) for item in detail["mistakes"]]

@@ -95,7 +95,7 @@ def _pairs(
             deltas = {name: grads[name] - right for name, right in record.leaves.items()
                       if name in leaves and name in grads}
         else:
-            deltas = {name: a.deltas.get(name, 0) + b.deltas.get(name, 0) for name in {*a.deltas, *b.deltas}}
+            deltas = {name: _summed(a.deltas.get(name), b.deltas.get(name)) for name in {*a.deltas, *b.deltas}}
         if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
             continue
         detail = {"rule": "pair", "used": f"{a.detail['used']}; {b.detail['used']}",
@@ -103,6 +103,14 @@ def _pairs(
                   "mistakes": [_component(a), _component(b)]}
         found.append(MeasuredMutation(detail, a.edge, deltas))
     return found
+
+
+def _summed(left: torch.Tensor | None, right: torch.Tensor | None) -> torch.Tensor:
+    if left is None or right is None:
+        found = left if left is not None else right
+        assert found is not None
+        return found
+    return left + right
 
 
 def _component(item: MeasuredMutation) -> dict[str, Any]:
