@@ -10,6 +10,7 @@ from typing import Any
 
 from chainrule.feedback import (
     FeedbackContext,
+    closest_text,
     correct_message,
     hypothesis_message,
     unknown_message,
@@ -109,7 +110,7 @@ def diagnose_numeric(
                      key=hypothesis_rank)
     chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
     if chosen is None:
-        return _unknown(reference, answer, context)
+        return _unknown(reference, answer, context, analysis)
     return _explained(reference, chosen, fitting, context)
 
 
@@ -184,28 +185,61 @@ def feedback_context(analysis: Analysis, reference: PartReference, answer: Value
     )
 
 
-def _unknown(reference: PartReference, answer: Value, context: FeedbackContext) -> Diagnosis:
+def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis) -> Diagnosis:
     expected = flatten(reference.value)
     given = flatten(answer)
     difference = [a - e for a, e in zip(given, expected, strict=True)]
+    nearest = closest_local_slip(analysis.hypotheses.get(reference.key, []), given, expected)
+    detail: dict[str, Any] = {"difference": difference[0] if len(difference) == 1 else difference}
+    if nearest is not None:
+        detail["closest_edge"] = nearest.detail.get("edge")
     return Diagnosis(
         part=reference.key,
         correct=False,
         kind="unknown",
         paths=context.leaf_paths,
-        message=unknown_message(context, how_far(given, expected)),
-        highlight=Highlight(nodes=[f"leaf:{reference.tensor}"]),
+        message=unknown_message(context, how_far(given, expected), closest_text(nearest) if nearest else ""),
+        highlight=Highlight(nodes=[f"leaf:{reference.tensor}"],
+                            wrong_edges=list(nearest.highlight.wrong_edges) if nearest else []),
         expected=reference.value,
-        detail={"difference": difference[0] if len(difference) == 1 else difference},
+        detail=detail,
     )
+
+
+CLOSER = 0.25  # a slip counts as "closest" when it removes at least 75 % of the error
+
+
+def closest_local_slip(hypotheses: list[Hypothesis], given: list[float], expected: list[float]) -> Hypothesis | None:
+    """The single wrong local derivative whose prediction is much nearer the answer than the reference is."""
+    error = math.dist(given, expected)
+    best: tuple[float, Hypothesis] | None = None
+    for hypothesis in hypotheses:
+        if hypothesis.kind != "wrong_local_derivative" or hypothesis.value is None:
+            continue
+        predicted = flatten(hypothesis.value)
+        if len(predicted) != len(given):
+            continue
+        distance = math.dist(given, predicted)
+        if best is None or distance < best[0]:
+            best = (distance, hypothesis)
+    return best[1] if best is not None and best[0] < CLOSER * error else None
+
+
+def ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
 
 
 def how_far(given: list[float], expected: list[float]) -> str:
     """How wrong, in coarse words: enough to steer, not enough to reveal."""
     if len(expected) > 1:
-        off = [str(i) for i, (a, e) in enumerate(zip(given, expected, strict=True))
+        off = [i + 1 for i, (a, e) in enumerate(zip(given, expected, strict=True))
                if not numbers_close(a, e, rel_tol=DEFAULT_REL_TOL, abs_tol=DEFAULT_ABS_TOL)]
-        return f"The entries at positions {', '.join(off)} (counting from 0) are off; the others are right."
+        if len(off) == len(expected):
+            return f"All {len(expected)} entries are off."
+        which = ", ".join(ordinal(i) for i in off)
+        verb = "is" if len(off) == 1 else "are"
+        return f"Of its {len(expected)} entries (in reading order), the {which} {verb} off; the others are right."
     answer, right = given[0], expected[0]
     if answer * right < 0:
         return "It even has the wrong sign."

@@ -27,6 +27,12 @@ KIND_SUMMARY = {
 }
 
 ADD_RULE = "multiply the local derivatives along each path, and add the paths: parallel paths into one node add"
+SERIES_RULE = "multiply the local derivatives along the path, edge by edge"
+
+
+def chain_rule(paths: int) -> str:
+    """The rule to recall: parallel paths only where the leaf has several."""
+    return ADD_RULE if paths >= 2 else SERIES_RULE
 
 
 @dataclass
@@ -63,7 +69,7 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
     noun = "path" if len(h.paths) == 1 else "paths"
     if h.detail.get("reason") == "counted":
         return (f"Your {c.part} counts the {noun} {paths_text(h.paths)} {times_text(h.detail.get('times'))}. "
-                f"Each path from {c.tensor} to {c.output} contributes once: {ADD_RULE}.")
+                f"Each path from {c.tensor} to {c.output} contributes once: {chain_rule(len(c.leaf_paths))}.")
     return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
             "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
             "flows back through it, so that path contributes nothing.")
@@ -221,7 +227,7 @@ def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
         what = f"{detail['tensor']} (the {detail.get('name')} node)"
     return (f"Your {c.part} is the forward value of {what}, not a gradient. The forward pass computes "
             f"values; the backward pass computes how much {c.output} changes per unit change of "
-            f"{c.tensor}: {ADD_RULE}.")
+            f"{c.tensor}: {chain_rule(len(c.leaf_paths))}.")
 
 
 def _wrong_local_derivative(h: Hypothesis, c: FeedbackContext) -> str:
@@ -328,10 +334,19 @@ def correct_message(context: FeedbackContext) -> str:
 MAX_LISTED_PATHS = 4  # a big graph has hundreds: name a few, count the rest
 
 
-def unknown_message(context: FeedbackContext, how_far: str) -> str:
+def unknown_message(context: FeedbackContext, how_far: str, closest: str = "") -> str:
     listed = context.leaf_paths[:MAX_LISTED_PATHS]
     paths = paths_text(listed) if listed else f"each path from {context.tensor}"
     if len(context.leaf_paths) > len(listed):
         paths = f"the {len(context.leaf_paths)} paths from {context.tensor}, such as {paths},"
     return (f"Your {context.part} is not the gradient autograd computes, and it matches none of the "
-            f"typical mistakes. {how_far} Check {paths}: {ADD_RULE}.")
+            f"typical mistakes. {how_far}{closest} Check {paths}: {chain_rule(len(context.leaf_paths))}.")
+
+
+def closest_text(hypothesis: Hypothesis) -> str:
+    """Where the answer and the reference seem to part ways: the edge whose slip comes closest."""
+    detail = hypothesis.detail
+    edge = detail.get("edge") or ["?", "?"]
+    label = detail.get("label") or edge[0]
+    return (f" It comes closest to a slip in the local derivative of {edge[1]} with respect to {label} "
+            f"(the edge {label} → {edge[1]}): start checking there.")
