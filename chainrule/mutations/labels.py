@@ -73,11 +73,19 @@ def _expression(node: Any, catalog: NodeCatalog, depth: int) -> str | None:
     return None
 
 
+SAVED_INPUTS = {
+    "MmBackward0": ("_saved_self", "_saved_mat2"), "BmmBackward0": ("_saved_self", "_saved_mat2"),
+    "MvBackward0": ("_saved_self", "_saved_vec"), "DotBackward0": ("_saved_self", "_saved_tensor"),
+    "AddmmBackward0": ("", "_saved_mat1", "_saved_mat2"),
+}
+
+
 def input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
     labels = []
-    saved = [getattr(node, "_saved_self", None), getattr(node, "_saved_other", None)]
+    names = SAVED_INPUTS.get(type(node).__name__, ("_saved_self", "_saved_other"))
+    saved = [getattr(node, name, None) if name else None for name in names]
     for slot, (child, _) in enumerate(node.next_functions):
-        constant = saved[slot] if slot < 2 else None
+        constant = saved[slot] if slot < len(saved) else None
         if child is not None:
             labels.append(node_label(child, catalog))
         elif isinstance(constant, torch.Tensor) and catalog.tensor_name(constant):
