@@ -33,13 +33,16 @@ def accumulation_beliefs(evidence: list[CallEvidence], leaf: str) -> list[Belief
     counted = [c for item, c in zip(calls, every, strict=True) if id(item) in live]
     total = len(calls)
     since = total - len(counted) + 1  # the call from which the program's .grad sums
+    summed = np.sum(counted, axis=0)
     beliefs: list[Belief] = [
         ({"belief": "last_only", "calls": total, "counted": 1}, every[-1]),
-        ({"belief": "doubled", "calls": total, "counted": len(counted) + 1}, np.sum(counted, axis=0) + every[-1]),
+        ({"belief": "first_only", "calls": total, "counted": 1}, every[0]),
+        ({"belief": "doubled", "calls": total, "counted": len(counted) + 1}, summed + every[-1]),
+        ({"belief": "total_doubled", "calls": total, "counted": 2 * len(counted)}, 2 * summed),
+        ({"belief": "averaged", "calls": total, "counted": total}, np.sum(every, axis=0) / total),
     ]
-    if len(counted) >= 2:
-        beliefs.append(({"belief": "averaged", "calls": total, "counted": len(counted)},
-                        np.sum(counted, axis=0) / len(counted)))
+    if since > 1:  # the program zeroes: "zero_() clears .grad after the call" leaves nothing
+        beliefs.append(({"belief": "cleared", "calls": total, "counted": 0}, np.zeros_like(every[-1])))
     for start in range(total - 1):
         if len(counted) != total - start:  # the program's own restart point gives the right answer
             detail = {"belief": "zeroed_before", "calls": total, "counted": total - start, "from_call": start + 1}

@@ -16,7 +16,7 @@ from chainrule.call_inspection import CallEvidence, CallInspector
 from chainrule.counterfactuals import Counterfactuals, modes_worth_running, run_counterfactuals
 from chainrule.errors import AnalysisError
 from chainrule.graph_build import GraphBuilder, tensor_value
-from chainrule.hypotheses import GradientFacts, PathFacts, as_value, gradient_hypotheses
+from chainrule.hypotheses import KINK_NAMES, GradientFacts, PathFacts, as_value, gradient_hypotheses
 from chainrule.leaf_evidence import LeafEvidence, gather_leaf_evidence
 from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartReference, PathContribution
 from chainrule.node_catalog import NodeCatalog
@@ -141,7 +141,17 @@ class _Context:
         ]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
+        facts.kink_edges = _kink_edges(self.graph)
         return facts
+
+
+def _kink_edges(graph: Graph) -> list[tuple[str, str]]:
+    found = []
+    for edge in graph.edges:
+        source, target = graph.node(edge.source), graph.node(edge.target)
+        if source is not None and target is not None and target.kind == "op" and target.name in KINK_NAMES:
+            found.append((source.name, target.name))
+    return list(dict.fromkeys(found))
 
 
 def _backward_record(item: CallEvidence) -> BackwardRecord:

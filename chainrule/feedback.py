@@ -55,6 +55,8 @@ def path_text(names: list[str]) -> str:
 
 def paths_text(paths: list[list[str]]) -> str:
     texts = [path_text(path) for path in paths]
+    if not texts:
+        return "the graph"
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
@@ -109,7 +111,7 @@ def _kinks_ignored(h: Hypothesis, c: FeedbackContext) -> str:
     kinks = [str(kink) for kink in h.detail.get("kinks", [])]
     names = " and ".join(kinks) or "the kink"
     rules = "; ".join(KINK_RULES.get(kink, f"{kink} has a kink") for kink in kinks)
-    where = paths_text(h.paths)
+    where = paths_text(h.paths) if h.paths else "the way to " + c.output
     if h.detail.get("slopes") == "kinks_both":
         return (f"Your {c.part} is what you get by treating {names} on {where} as if it were not there, in the "
                 f"forward pass as well as the backward pass. The forward values after {names} are what it really "
@@ -142,7 +144,10 @@ def _belief(h: Hypothesis, c: FeedbackContext) -> str:
     told = {
         "last_only": f"keeps only the last backward call, as if each call overwrote {leaf}",
         "averaged": f"averages the {h.detail.get('counted')} backward calls",
+        "first_only": "keeps only the first backward call",
         "doubled": "counts one backward call twice",
+        "total_doubled": "counts the whole accumulated gradient twice",
+        "cleared": f"reads zero_() as clearing {leaf} after the backward call, leaving nothing",
         "zeroed_before": f"sums the calls from call {h.detail.get('from_call')} on, as if {leaf} were zeroed "
                          "just before it" if h.detail.get("from_call") != 1 else
                          f"sums all {calls} backward calls, as if {leaf} were never zeroed",

@@ -45,6 +45,7 @@ class GradientFacts:
     mistakes: list[tuple[dict[str, Any], Edge, np.ndarray]] = field(default_factory=list)
     seeds: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
     accumulation_beliefs: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
+    kink_edges: list[tuple[str, str]] = field(default_factory=list)  # (input name, kink op name) in the graph
 
 
 def as_value(array: np.ndarray) -> Value:
@@ -130,18 +131,19 @@ KINK_NAMES = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max",
 
 
 def _kinks_ignored(facts: GradientFacts) -> Iterator[Hypothesis]:
-    """Every kink op ignored, in the backward pass only or in the forward pass too."""
+    """Every kink op ignored, in the backward pass only or in the forward pass too (then even a
+    leaf whose paths avoid the kink, like a bias added after |x|, gets another gradient)."""
     through = [path for path in facts.paths if KINK_NAMES & set(path.names[1:-1])]
-    if not through:
-        return
-    kinks = list(dict.fromkeys(name for path in through for name in path.names[1:-1] if name in KINK_NAMES))
+    kinks = list(dict.fromkeys([name for path in through for name in path.names[1:-1] if name in KINK_NAMES]
+                               + [kink for _, kink in facts.kink_edges]))
     edges = route_edges([route for path in through for route in path.routes])
     for mode in ("backward", "both"):
         value = facts.counterfactual.get(f"kinks_{mode}")
-        if value is not None:
-            highlight = Highlight(wrong_edges=edges)
-            yield _hypothesis("dead_branch", value, through, highlight, slopes=f"kinks_{mode}", kinks=kinks,
-                              **kink_edge(through, KINK_NAMES))
+        if value is not None and (through or mode == "both"):
+            edge = kink_edge(through, KINK_NAMES) if through else (
+                {"edge": list(facts.kink_edges[0])} if len(facts.kink_edges) == 1 else {})
+            yield _hypothesis("dead_branch", value, through, Highlight(wrong_edges=edges), slopes=f"kinks_{mode}",
+                              kinks=kinks, **edge)
 
 
 def kink_edge(paths: list[PathFacts], kinds: frozenset[str]) -> dict[str, Any]:

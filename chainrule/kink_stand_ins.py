@@ -61,5 +61,9 @@ def kink_stand_in(
         return lambda: KinkIgnored.apply(func(*args).detach(), *tensors)
     if func is torch.where and len(args) == 3:
         chosen = [item for item in args[1:] if isinstance(item, torch.Tensor)]
+        first = args[1]
+        if mode == "both" and isinstance(first, torch.Tensor):  # the first branch taken everywhere
+            shape = torch.broadcast_shapes(*(item.shape for item in args if isinstance(item, torch.Tensor)))
+            return lambda: KinkIgnored.apply(first.detach().expand(shape).clone(), first)
         return lambda: KinkIgnored.apply(func(*args).detach(), *chosen) if chosen else func(*args)
     return None
