@@ -44,8 +44,9 @@ PRIORITY = (
     "product_of_paths",
     "dead_branch",
     "seed_vector",
+    "wrong_local_derivative",  # a catalogued op mistake names a rule: before a coincidence with a forward value
     "forward_value",
-    "wrong_local_derivative",
+    "generic_local_derivative",  # factor 1, sign, ×2, ÷2, transposed on some edge
     "missing_paths",  # missing_path with two or more paths: a less likely slip
     "two_mistakes",  # only when no single mistake fits
 )
@@ -80,6 +81,8 @@ def hypothesis_rank(hypothesis: Hypothesis) -> tuple[int, int]:
     if kind == "missing_path" and len(hypothesis.paths) > 1:
         kind = "missing_paths"
     rule = str(hypothesis.detail.get("rule", ""))
+    if kind == "wrong_local_derivative" and rule in GENERIC_ORDER:
+        kind = "generic_local_derivative"
     structural = int(hypothesis.detail.get("family") == "structural")
     within = 2 + GENERIC_ORDER.index(rule) if rule in GENERIC_ORDER else structural
     return (PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY), within)

@@ -43,9 +43,13 @@ def _pow(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | N
         ("pow_no_drop", _times(n, u), n * x, POWER_LESSON),
         ("pow_no_coefficient", _power(u, n - 1), x ** (n - 1), POWER_LESSON),
         ("pow_exponent_kept", _times(n, _power(u, n)), n * x**n, POWER_LESSON),
+        ("pow_base_dropped", format_number(n), torch.full_like(x, n), POWER_LESSON),
     ]
     if n < 0 or not n.is_integer():
         wrongs.append(("pow_exponent_up", _times(n, _power(u, n + 1)), n * x ** (n + 1), POWER_LESSON))
+        wrongs.append(("pow_lowered_twice", _times(n, _power(u, n - 2)), n * x ** (n - 2), POWER_LESSON))
+    if n < 0 and n != -1:
+        wrongs.append(("pow_sign_only", _times(-1.0, _power(u, n - 1)), -(x ** (n - 1)), POWER_LESSON))
     return _times(n, _power(u, n - 1)), n * x ** (n - 1), wrongs
 
 
@@ -83,6 +87,7 @@ def _div(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | N
         ("div_quotient_sign", f"{la}/{lb}²", a / b**2, lesson),
         ("div_no_numerator", f"-1/{lb}²", -1 / b**2, lesson),
         ("div_as_numerator", f"1/{lb}", 1 / b, lesson),
+        ("div_power_slip", f"-{la}/{lb}³", -a / b**3, lesson),
     ]
 
 
@@ -129,9 +134,12 @@ _RULES: dict[str, Rule] = {
          "d eᵘ/du = eᵘ: the exponential is its own derivative, the power rule does not apply")], "_saved_result"),
     "LogBackward0": _unary(lambda x, u: (f"1/{_wrapped(u)}", 1 / x), lambda x, u: [
         ("log_itself", f"ln({u})", torch.log(x), LOG), ("log_argument", u, x, LOG),
-        ("log_squared", f"1/{_wrapped(u)}²", 1 / x**2, LOG)], "_saved_self"),
+        ("log_squared", f"1/{_wrapped(u)}²", 1 / x**2, LOG),
+        ("log_minus_squared", f"-1/{_wrapped(u)}²", -1 / x**2, LOG)], "_saved_self"),
     "SqrtBackward0": _unary(lambda r, u: (f"1/(2√{_wrapped(u)})", 1 / (2 * r)), lambda r, u: [
-        ("sqrt_no_half", f"1/√{_wrapped(u)}", 1 / r, SQRT), ("sqrt_itself", f"√{_wrapped(u)}/2", r / 2, SQRT)],
+        ("sqrt_no_half", f"1/√{_wrapped(u)}", 1 / r, SQRT), ("sqrt_itself", f"√{_wrapped(u)}", r, SQRT),
+        ("sqrt_half_itself", f"√{_wrapped(u)}/2", r / 2, SQRT), ("sqrt_no_root", f"1/(2{_wrapped(u)})", 1 / (2 * r**2),
+                                                                     SQRT)],
         "_saved_result"),
     "ReluBackward0": _unary(lambda r, u: (f"step({u})", (r > 0).to(r.dtype)), lambda r, u: [
         ("relu_flipped", f"1 - step({u})", (r <= 0).to(r.dtype), "relu′(u) is 1 where u > 0 and 0 where u < 0")],
@@ -140,6 +148,15 @@ _RULES: dict[str, Rule] = {
         ("abs_plus_one", "1", torch.ones_like(x), "d|u|/du = sign(u): -1 left of zero, +1 right of it")],
         "_saved_self"),
 }
+
+
+def _softplus(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
+    x, beta, u = c.node._saved_self, float(c.node._saved_beta), c.labels[slot]
+    lesson = "d softplus(u)/du = d ln(1 + eᵘ)/du = eᵘ/(1 + eᵘ) = σ(u)"
+    return f"σ({u})", torch.sigmoid(beta * x), [
+        ("softplus_no_normaliser", f"e^{u}", torch.exp(beta * x), lesson),
+        ("softplus_wrong_sigmoid", f"σ(-{u})", torch.sigmoid(-beta * x), lesson),
+        ("softplus_itself", f"softplus({u})", torch.nn.functional.softplus(x, beta=beta), lesson)]
 
 
 def _leaky(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
@@ -184,8 +201,8 @@ def _where(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] |
                                                          1 - mask, lesson)]
 
 
-_RULES.update({"LeakyReluBackward0": _leaky, "ClampBackward1": _clamp, "MaximumBackward0": _two_sided,
-               "MinimumBackward0": _two_sided, "WhereBackward0": _where})
+_RULES.update({"SoftplusBackward0": _softplus, "LeakyReluBackward0": _leaky, "ClampBackward1": _clamp,
+               "MaximumBackward0": _two_sided, "MinimumBackward0": _two_sided, "WhereBackward0": _where})
 CONSTANT_FACTORS = {"AddBackward0": (1.0, 1.0), "SubBackward0": (1.0, -1.0), "RsubBackward1": (-1.0,),
                     "NegBackward0": (-1.0,)}
 

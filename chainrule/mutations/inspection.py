@@ -50,6 +50,7 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
     position = {id(node): index for index, node in enumerate(record.order)}
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
     singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
+    sites = _sites(record.order)
     for node in record.order:
         if is_leaf_node(node) or id(node) not in record.outgoing:
             continue
@@ -69,6 +70,7 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
                 return found
             measured = _measured(mutation, node, record, catalog, leaf_name, position, leaves)
             if measured is not None:
+                measured.detail["site"] = sites[id(node)]
                 found.mutations.append(measured)
                 singles.append((node, mutation, measured))
     found.mutations.extend(_pairs(root, seed, record, catalog, leaf_name, leaves, singles))
@@ -98,7 +100,8 @@ def _pairs(
             deltas = {name: _summed(a.deltas.get(name), b.deltas.get(name)) for name in {*a.deltas, *b.deltas}}
         if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
             continue
-        detail = {"rule": "pair", "used": f"{a.detail['used']}; {b.detail['used']}",
+        detail = {"rule": "pair", "pair_rules": [a.detail["rule"], b.detail["rule"]],
+                  "used": f"{a.detail['used']}; {b.detail['used']}",
                   "pair_edges": [list(a.edge), list(b.edge)],
                   "mistakes": [_component(a), _component(b)]}
         found.append(MeasuredMutation(detail, a.edge, deltas))
@@ -124,6 +127,18 @@ def _value_of(node: Any, catalog: NodeCatalog) -> Any:
         return catalog.forward_value(child) if child is not None else None
 
     return value_of
+
+
+def _sites(order: list[Any]) -> dict[int, int]:
+    """Which occurrence of its op each node is, in backward order: the same op of a loop body has
+    the same site in every iteration's backward call, so one slip made in every call adds up."""
+    seen: dict[str, int] = {}
+    sites = {}
+    for node in order:
+        name = type(node).__name__
+        sites[id(node)] = seen.get(name, 0)
+        seen[name] = sites[id(node)] + 1
+    return sites
 
 
 def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:

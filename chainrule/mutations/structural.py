@@ -159,9 +159,12 @@ def _softmax_like(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]
     if node_class == "SoftmaxBackward0":
         s = c.node._saved_result
         lesson = "softmax′ couples the entries: dsᵢ/dzⱼ = sᵢ(δᵢⱼ - sⱼ), so grad_z = s·(grad - Σ grad·s)"
+        z = c.value_of(0)
         return [], _kept(_mutation(c, 0, "softmax_diagonal", "s·(1 - s) per entry", "s·(grad - Σ grad·s)", lesson,
                                    g * s * (1 - s)),
-                         _mutation(c, 0, "softmax_itself", "s", "s·(grad - Σ grad·s)", lesson, g * s))
+                         _mutation(c, 0, "softmax_itself", "s", "s·(grad - Σ grad·s)", lesson, g * s),
+                         _mutation(c, 0, "softmax_exp", "exp(z) (no normaliser)", "s·(grad - Σ grad·s)", lesson,
+                                   g * z.exp()) if z is not None else None)
     if node_class == "LogSoftmaxBackward0":
         z = c.value_of(0)
         lesson = "d log_softmax(z)/dz = 1 - softmax(z): the normaliser's gradient is softmax(z), not 1 or exp(z)"
@@ -227,6 +230,23 @@ def _same_operand(c: NodeContext) -> list[Mutation]:
                      right_value=2 * value if value is not None else None)]
 
 
+def _cat_offsets(c: NodeContext, lesson: str) -> list[Mutation]:
+    """1-D cat: a slice taken at another offset, or handed back reversed."""
+    found: list[Mutation] = []
+    sizes = [item.numel() if item is not None else 0 for item in c.right]
+    for slot, real in enumerate(c.right):
+        if real is None:
+            continue
+        found.extend(_kept(_mutation(c, slot, "join_reversed", "its slice reversed", "its slice", lesson,
+                                     real.flip(0))))
+        for start in range(c.grad.numel() - sizes[slot] + 1):
+            if start != sum(sizes[:slot]):
+                found.extend(_kept(_mutation(c, slot, "join_wrong_offset", f"entries {start + 1} to "
+                                             f"{start + sizes[slot]} of the gradient", "its own slice", lesson,
+                                             c.grad[start:start + sizes[slot]])))
+    return found
+
+
 def _transposed_back(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     lesson = "a transpose's gradient is transposed back: grad ends up with the input's shape and layout"
     real = c.right[0]
@@ -244,9 +264,31 @@ def _indexing(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
                                lesson, torch.ones_like(real) * c.grad.reshape(())))
 
 
+def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
+    lesson = "max passes the whole gradient to the entry that wins (the others get 0), not a share to each"
+    real = c.right[0]
+    if real is None or c.grad.numel() != 1:
+        return [], []
+    g = c.grad.reshape(())
+    return [], _kept(_mutation(c, 0, "max_shared", "1/N to every entry", "1 at the winner", lesson,
+                               g * torch.ones_like(real) / real.numel()),
+                     _mutation(c, 0, "max_everywhere", "1 at every entry", "1 at the winner", lesson,
+                               g * torch.ones_like(real)))
+
+
+def _view(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
+    lesson = "a reshape's gradient is the gradient reshaped back, entry for entry, not transposed"
+    real = c.right[0]
+    if real is None or c.grad.dim() != 2 or real.dim() != 2 or c.grad.mT.shape != real.shape:
+        return [], []
+    return [], _kept(_mutation(c, 0, "reshape_as_transpose", "gradᵀ", "grad reshaped", lesson, c.grad.mT))
+
+
 def _joined(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     lesson = "cat/stack hands each input back its own slice of the gradient"
     found: list[Mutation] = []
+    if type(c.node).__name__ == "CatBackward0" and c.grad.dim() == 1:
+        found.extend(_cat_offsets(c, lesson))
     for slot, real in enumerate(c.right):
         other = c.right[1 - slot] if len(c.right) == 2 else None
         if real is not None and other is not None and other.shape == real.shape:
@@ -263,7 +305,8 @@ STRUCTURAL: dict[str, Rule] = {
     "MseLossBackward0": _loss, "NllLossBackward0": _loss, "BinaryCrossEntropyBackward0": _loss,
     "L1LossBackward0": _loss, "PermuteBackward0": _transposed_back, "TBackward0": _transposed_back,
     "TransposeBackward0": _transposed_back, "SelectBackward0": _indexing, "IndexBackward0": _indexing,
-    "CatBackward0": _joined, "StackBackward0": _joined,
+    "CatBackward0": _joined, "StackBackward0": _joined, "MaxBackward1": _max_reduced, "MinBackward1": _max_reduced,
+    "ViewBackward0": _view, "ReshapeAliasBackward0": _view, "UnsafeViewBackward0": _view,
 }
 BINARY_ELEMENTWISE = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
 
