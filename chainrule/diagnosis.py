@@ -17,6 +17,7 @@ from chainrule.feedback import (
 )
 from chainrule.hypothesis_index import HypothesisIndex
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
+from chainrule.two_mistakes import two_mistakes
 from chainrule.values import (
     RaggedValue,
     Value,
@@ -112,6 +113,9 @@ def diagnose_numeric(
     fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
                      key=hypothesis_rank)
     chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
+    if chosen is None:
+        chosen = two_mistakes(analysis.hypotheses.get(part, []), reference.value, answer, rel_tol=rel_tol,
+                              abs_tol=abs_tol, rank=hypothesis_rank)
     if chosen is None:
         return _unknown(reference, answer, context, analysis)
     return _explained(reference, chosen, fitting, context)

@@ -97,3 +97,15 @@ def test_one_mistake_is_preferred_when_it_fits() -> None:
     diagnosis = diagnose(RNN, RNN_PARAMS, "u.grad", 1.0 + 0.5 * (1 - h1**2) * 0.5)
     assert (diagnosis.kind, diagnosis.detail["edge"], diagnosis.detail["used"]) == (
         "wrong_local_derivative", ["add", "tanh"], "1")
+
+
+def test_a_missing_path_and_a_wrong_local_derivative_together() -> None:
+    program = ("x = torch.tensor(x0, requires_grad=True)\ny = torch.tensor(y0, requires_grad=True)\n"
+               "z = x * y + torch.sin(x)\nz.backward()\n")
+    # the x·y path left out, and d sin(x)/dx taken as -cos(x)
+    diagnosis = diagnose(program, {"x0": 0.8, "y0": 2.0}, "x.grad", -math.cos(0.8))
+    assert diagnosis.kind == "two_mistakes"
+    mistakes = diagnosis_document(diagnosis)["mistakes"]
+    assert [(m["kind"], m["paths"]) for m in mistakes][0] == ("missing_path", [["x", "mul", "add", "z"]])
+    assert (mistakes[1]["kind"], mistakes[1]["edge"]) == ("wrong_local_derivative", ["x", "sin"])
+    assert "leaves out x → mul → add → z" in diagnosis.message and "-cos(x)" in diagnosis.message
