@@ -58,9 +58,29 @@ def diagnose_points(
     rel_tol: float,
     abs_tol: float,
     points: list[dict[str, Any]] | None = None,
+    subject: str | None = None,
 ) -> Diagnosis:
     """analyses[i] is the reference at point i and answers[i] the student's
-    value there; `points` (the parameters of each point) only label messages."""
+    value there; `points` (the parameters of each point) only label messages.
+    `subject` is what the student wrote, for the words: "formula" for a
+    formula part, "dz_dx" for a function's return value (default: the part)."""
+    found = _diagnose_points(analyses=analyses, part=part, answers=answers, rel_tol=rel_tol, abs_tol=abs_tol,
+                             points=points)
+    if subject and subject != part:
+        found.message = found.message.replace(f"Your {part}", f"Your {subject}").replace(
+            f"your {part}", f"your {subject}")
+    return found
+
+
+def _diagnose_points(
+    *,
+    analyses: list[Analysis],
+    part: str,
+    answers: list[Value],
+    rel_tol: float,
+    abs_tol: float,
+    points: list[dict[str, Any]] | None,
+) -> Diagnosis:
     references = _references(analyses, part, answers, points)
     labels = points if points is not None else [{"point": index + 1} for index in range(len(analyses))]
     right = [values_match(a, r.value, rel_tol=rel_tol, abs_tol=abs_tol)

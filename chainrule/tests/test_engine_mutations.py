@@ -147,3 +147,16 @@ def test_unknown_points_to_the_edge_that_comes_closest() -> None:
     diagnosis = diagnose(TANH_MEAN, {"xs": XS}, "x.grad", answer)
     assert diagnosis.kind == "unknown" and diagnosis.detail["closest_edge"] == ["tanh", "mean"]
     assert "the edge h → mean" in diagnosis.message
+
+
+def test_a_formula_part_speaks_of_your_formula() -> None:
+    from chainrule.multipoint import diagnose_points
+    from chainrule.tests.point_analyses import seed_analyses, seed_points
+
+    points = seed_points("visual-walkthrough")
+    analyses = seed_analyses("visual-walkthrough", points)
+    answers = [2 * point["x0"] for point in points]  # the x·y path left out
+    diagnosis = diagnose_points(analyses=analyses, part="x.grad", answers=answers, rel_tol=1e-4, abs_tol=1e-6,
+                                subject="formula")
+    assert diagnosis.kind == "missing_path" and diagnosis.message.startswith("Your formula leaves out")
+    assert "x.grad" not in diagnosis.message
