@@ -5,59 +5,26 @@ Messages never contain the expected value: students read them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from chainrule.feedback_context import (
+    ADD_RULE,  # noqa: F401 - symbolic_grading imports it from here
+    KIND_SUMMARY,
+    PATH_CLAUSES,
+    FeedbackContext,
+    chain_rule,
+    path_text,
+    paths_text,
+    times_text,
+)
+from chainrule.feedback_slips import (
+    ACCUMULATION_RULE,
+    belief_message,
+    kinks_ignored_message,
+    two_mistakes_message,
+    wrong_local_derivative_message,
+)
 from chainrule.model import Hypothesis
-from chainrule.values import Shape, format_shape, format_value
-
-KIND_SUMMARY = {
-    "missing_path": "leaving out a path",
-    "extra_path": "counting a path that detach() cuts",
-    "product_of_paths": "multiplying parallel paths instead of adding them",
-    "sign_error": "a flipped sign",
-    "dead_branch": "a wrong slope at a kink (ReLU, clamp, abs, max, where)",
-    "accumulation": "miscounting the backward calls",
-    "untracked_leaf": "mixing up None and 0",
-    "shape": "a wrong shape",
-    "seed_vector": "a wrong seed vector",
-    "forward_value": "giving a forward value instead of a gradient",
-    "wrong_local_derivative": "a wrong local derivative",
-    "combination": "several slips on different paths",
-    "two_mistakes": "two slips at once",
-}
-
-ADD_RULE = "multiply the local derivatives along each path, and add the paths: parallel paths into one node add"
-SERIES_RULE = "multiply the local derivatives along the path, edge by edge"
-
-
-def chain_rule(paths: int) -> str:
-    """The rule to recall: parallel paths only where the leaf has several."""
-    return ADD_RULE if paths >= 2 else SERIES_RULE
-
-
-@dataclass
-class FeedbackContext:
-    part: str
-    tensor: str  # the leaf whose gradient the part asks for
-    outputs: list[str]  # what backward() was called on
-    leaf_paths: list[list[str]] = field(default_factory=list)
-    expected_shape: Shape | None = None
-    answer_shape: Shape | None = None
-
-    @property
-    def output(self) -> str:
-        return " and ".join(dict.fromkeys(self.outputs)) or "the output"
-
-
-def path_text(names: list[str]) -> str:
-    return " → ".join(names)
-
-
-def paths_text(paths: list[list[str]]) -> str:
-    texts = [path_text(path) for path in paths]
-    if not texts:
-        return "the graph"
-    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+from chainrule.values import format_shape, format_value
 
 
 def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
@@ -92,39 +59,11 @@ def _sign_error(h: Hypothesis, c: FeedbackContext) -> str:
             f"derivative's sign in the product along the path{hint}, then add the paths.")
 
 
-KINK_RULES = {
-    "relu": "relu passes no gradient where its input is negative",
-    "leaky_relu": "leaky_relu scales the gradient by its negative slope where its input is negative",
-    "clamp": "clamp passes no gradient where the input lies outside the bounds",
-    "clamp_min": "clamp passes no gradient where the input lies below the bound",
-    "clamp_max": "clamp passes no gradient where the input lies above the bound",
-    "abs": "|u| has slope -1 where u is negative",
-    "maximum": "maximum(a, b) passes the gradient only to the larger operand",
-    "minimum": "minimum(a, b) passes the gradient only to the smaller operand",
-    "max": "max passes the gradient only to the entry that wins",
-    "min": "min passes the gradient only to the entry that wins",
-    "where": "where(cond, a, b) passes the gradient to a where cond holds and to b elsewhere",
-}
-
-
-def _kinks_ignored(h: Hypothesis, c: FeedbackContext) -> str:
-    kinks = [str(kink) for kink in h.detail.get("kinks", [])]
-    names = " and ".join(kinks) or "the kink"
-    rules = "; ".join(KINK_RULES.get(kink, f"{kink} has a kink") for kink in kinks)
-    where = paths_text(h.paths) if h.paths else "the way to " + c.output
-    if h.detail.get("slopes") == "kinks_both":
-        return (f"Your {c.part} is what you get by treating {names} on {where} as if it were not there, in the "
-                f"forward pass as well as the backward pass. The forward values after {names} are what it really "
-                f"outputs, and its local derivative depends on which side of the kink each entry is: {rules}.")
-    return (f"Your {c.part} passes the gradient through {names} on {where} as if its slope were 1 everywhere. "
-            f"The local derivative of a kinked op depends on which side of the kink each entry is: {rules}.")
-
-
 def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
     where = paths_text(h.paths)
     slopes = h.detail.get("slopes")
     if str(slopes).startswith("kinks_"):
-        return _kinks_ignored(h, c)
+        return kinks_ignored_message(h, c)
     if slopes == "dead":
         return (f"Your {c.part} blocks the gradient at the ReLU on {where}, but that ReLU saw a positive "
                 "input, so it passes the gradient on unchanged. Only a ReLU that saw a negative passes no gradient.")
@@ -135,34 +74,9 @@ def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
             "input. A ReLU that saw a negative passes no gradient: it sits on its flat part.")
 
 
-ACCUMULATION_RULE = ".grad accumulates across backward calls: each call adds its gradient to what is already there."
-
-
-def _belief(h: Hypothesis, c: FeedbackContext) -> str:
-    belief, calls = h.detail.get("belief"), h.detail.get("calls")
-    leaf = f"{c.tensor}.grad"
-    told = {
-        "last_only": f"keeps only the last backward call, as if each call overwrote {leaf}",
-        "averaged": f"averages the {h.detail.get('counted')} backward calls",
-        "first_only": "keeps only the first backward call",
-        "doubled": "counts one backward call twice",
-        "total_doubled": "counts the whole accumulated gradient twice",
-        "cleared": f"reads zero_() as clearing {leaf} after the backward call, leaving nothing",
-        "zeroed_before": f"sums the calls from call {h.detail.get('from_call')} on, as if {leaf} were zeroed "
-                         "just before it" if h.detail.get("from_call") != 1 else
-                         f"sums all {calls} backward calls, as if {leaf} were never zeroed",
-    }.get(str(belief), "miscounts the backward calls")
-    since = h.detail.get("program_from", 1)
-    counting = "only the last call counts" if since == calls else f"only calls {since} to {calls} count"
-    zeroed = (f" and zeroes {leaf} just before call {since}, so {counting}"
-              if isinstance(since, int) and since > 1 else " and never zeroes " + leaf)
-    return (f"Your {c.part} {told}. The program calls backward() {calls} times{zeroed}. {ACCUMULATION_RULE} "
-            "Only zero_() (or setting .grad to None) starts the sum again, exactly where the program does it.")
-
-
 def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
     if h.detail.get("belief"):
-        return _belief(h, c)
+        return belief_message(h, c)
     calls, counted = h.detail.get("calls"), h.detail.get("counted")
     rule = ACCUMULATION_RULE
     if h.detail.get("reason") == "zeroed":
@@ -235,76 +149,16 @@ def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
             f"{c.tensor}: {chain_rule(len(c.leaf_paths))}.")
 
 
-def _wrong_local_derivative(h: Hypothesis, c: FeedbackContext) -> str:
-    detail = h.detail
-    source, op = detail.get("edge", ["?", "?"])
-    label = detail.get("label") or source
-    used = with_value(detail.get("used"), detail.get("used_value"))
-    right = with_value(detail.get("right"), detail.get("right_value"))
-    along = f" along {paths_text(h.paths)}" if h.paths else ""
-    text = (f"Your {c.part} uses {used} as the local derivative of {op} with respect to {label} "
-            f"(the edge {label} → {op}), where the right one is {right}.")
-    lesson = detail.get("lesson")
-    if lesson:
-        text += f" The rule: {lesson}."
-    return text + f" Redo the product{along} with that factor."
-
-
-def with_value(formula: object, value: object) -> str:
-    """`x = 2` when the formula is a symbol and its value one number."""
-    text = str(formula) if formula is not None else "?"
-    if not isinstance(value, (int, float, list)) or isinstance(value, bool):
-        return text
-    number = format_value(value)
-    return text if text == number else f"{text} = {number}"
-
-
-def times_text(times: object) -> str:
-    return {2: "twice", 3: "three times"}.get(times, f"{times} times") if isinstance(times, int) else "again"
-
-
-_CLAUSES: dict[str, Callable[[str, dict[str, object]], str]] = {
-    "missing_path": lambda paths, _: f"leaves out {paths}",
-    "sign_error": lambda paths, _: f"flips the sign of {paths}",
-    "extra_path": lambda paths, d: f"counts {paths} {times_text(d.get('times'))}",
-    "cut_path": lambda paths, _: f"also counts {paths}, which detach() cuts",
-    "dead_branch": lambda paths, _: f"lets gradient through the ReLU on {paths}, which saw a negative input",
-}
-
-
 def _combination(h: Hypothesis, c: FeedbackContext) -> str:
     components = [item for item in h.detail.get("components", []) if isinstance(item, dict)]
-    clauses = [_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
-               for item in components if item.get("kind") in _CLAUSES]
+    clauses = [PATH_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
+               for item in components if item.get("kind") in PATH_CLAUSES]
     joined = "; it ".join(clauses) if clauses else "combines several slips"
     return f"Your {c.part} mixes several slips: it {joined}. Fix them one at a time: {ADD_RULE}."
 
 
-def _mistake_clause(item: dict[str, object]) -> str:
-    kind = item.get("kind")
-    paths = item.get("paths") if isinstance(item.get("paths"), list) else []
-    where = paths_text(paths) if paths else "its path"  # type: ignore[arg-type]
-    if kind == "wrong_local_derivative":
-        edge = item.get("edge") if isinstance(item.get("edge"), list) else ["?", "?"]
-        label = item.get("label") or edge[0]  # type: ignore[index]
-        return (f"it uses {item.get('used')} as the local derivative of {edge[1]} with respect to "  # type: ignore[index]
-                f"{label} where the right one is {item.get('right')} ({item.get('lesson')})")
-    if kind == "dead_branch":
-        return f"it lets gradient through the kink on {where} as if its slope were 1"
-    clause = _CLAUSES.get(str(kind))
-    return "it " + clause(where, item) if clause else f"it makes a {KIND_SUMMARY.get(str(kind), kind)} slip"
-
-
-def _two_mistakes(h: Hypothesis, c: FeedbackContext) -> str:
-    items = [item for item in h.detail.get("mistakes", []) if isinstance(item, dict)]
-    clauses = [_mistake_clause(item) for item in items]
-    numbered = "; and ".join(f"({index}) {clause}" for index, clause in enumerate(clauses, start=1))
-    return (f"No single mistake explains your {c.part}, but two together do: {numbered}. "
-            "Fix them one at a time and check each factor along the path.")
-
-
 MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
-    "two_mistakes": _two_mistakes,
+    "two_mistakes": two_mistakes_message,
     "missing_path": _missing_path,
     "extra_path": _extra_path,
     "product_of_paths": _product_of_paths,
@@ -315,7 +169,7 @@ MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
     "shape": _shape,
     "seed_vector": _seed_vector,
     "forward_value": _forward_value,
-    "wrong_local_derivative": _wrong_local_derivative,
+    "wrong_local_derivative": wrong_local_derivative_message,
     "combination": _combination,
 }
 

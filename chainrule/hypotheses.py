@@ -204,7 +204,9 @@ def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
     edge_sets = [set(path.edges) for path in facts.paths]
     for detail, edge, delta in facts.mistakes:
         if detail.get("mistakes"):
-            yield _two_local_mistakes(facts, detail, delta, edge_sets)
+            pair = _two_local_mistakes(facts, detail, delta, edge_sets)
+            if pair is not None:
+                yield pair
             continue
         through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
         yield _hypothesis("wrong_local_derivative", facts.grad + delta, through,
@@ -213,11 +215,15 @@ def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
 
 def _two_local_mistakes(
     facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray, edge_sets: list[set[Edge]]
-) -> Hypothesis:
+) -> Hypothesis | None:
+    """Both slips of a pair on this leaf's paths; None when one of them does not reach it
+    (then the pair predicts what the other slip alone does)."""
     components = []
     for item in detail["mistakes"]:
         edge = tuple(item["edge_ids"])
         through = [path.names for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
+        if not through:
+            return None
         components.append({key: value for key, value in item.items() if key != "edge_ids"} | {"paths": through})
     paths = list(dict.fromkeys(tuple(path) for item in components for path in item["paths"]))
     edges = [tuple(item["edge_ids"]) for item in detail["mistakes"]]

@@ -124,7 +124,8 @@ def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
     """The chosen hypothesis and the other kinds that also fit every point."""
     fitting = hypotheses_fitting_everywhere(evidence)
     local = [h for h in fitting if h.kind == "wrong_local_derivative"]
-    simple = [h for h in fitting if h.kind != "wrong_local_derivative"]
+    pairs = [h for h in fitting if h.kind == "two_mistakes"]  # only when no single mistake fits
+    simple = [h for h in fitting if h.kind not in ("wrong_local_derivative", "two_mistakes")]
     chosen: Hypothesis | None = None
     if simple:
         chosen = most_specific(simple + local)
@@ -132,6 +133,8 @@ def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
         chosen = most_specific([decomposed, *local])
     elif local:
         chosen = local[0]
+    elif pairs:
+        chosen = pairs[0]
     also = [kind for kind in dict.fromkeys(h.kind for h in fitting) if chosen is None or kind != chosen.kind]
     return chosen, also
 

@@ -8,7 +8,10 @@ from collections.abc import Callable
 
 import torch
 
+from chainrule.mutations.building import kept as _kept
+from chainrule.mutations.building import mutation as _mutation
 from chainrule.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.mutations.probability import loss_mutations, softmax_mutations
 
 Rule = Callable[[NodeContext], tuple[list[RightDerivative], list[Mutation]]]
 MEAN = "mean divides by N: each element's local derivative is 1/N"
@@ -16,20 +19,6 @@ SUM = "sum passes the gradient unchanged to every element: each element's local 
 BROADCAST = ("a tensor broadcast over a dimension is used once per row, so its gradient is the sum of the "
              "gradients of every row")
 MATMUL = "the gradient of a @ b is grad @ bᵀ for a and aᵀ @ grad for b: the shapes tell you which side to transpose"
-
-
-def _mutation(c: NodeContext, slot: int, rule: str, used: str, right: str, lesson: str,
-              wrong: torch.Tensor) -> Mutation | None:
-    real = c.right[slot]
-    if real is None or wrong.numel() != real.numel() or not torch.isfinite(wrong).all():
-        return None
-    if torch.allclose(wrong.reshape(real.shape).double(), real.double()):
-        return None
-    return Mutation((slot,), rule, used, right, lesson, c.replaced(slot, wrong), structural=True)
-
-
-def _kept(*items: Mutation | None) -> list[Mutation]:
-    return [item for item in items if item is not None]
 
 
 def _mean(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
@@ -152,70 +141,6 @@ def _addmm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     return [], mutations
 
 
-def _softmax_like(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    node_class, g = type(c.node).__name__, c.grad
-    dim = int(c.node._saved_dim[0] if isinstance(c.node._saved_dim, tuple) else c.node._saved_dim)
-    u = c.labels[0]
-    if node_class == "SoftmaxBackward0":
-        s = c.node._saved_result
-        lesson = "softmax′ couples the entries: dsᵢ/dzⱼ = sᵢ(δᵢⱼ - sⱼ), so grad_z = s·(grad - Σ grad·s)"
-        z = c.value_of(0)
-        return [], _kept(_mutation(c, 0, "softmax_diagonal", "s·(1 - s) per entry", "s·(grad - Σ grad·s)", lesson,
-                                   g * s * (1 - s)),
-                         _mutation(c, 0, "softmax_itself", "s", "s·(grad - Σ grad·s)", lesson, g * s),
-                         _mutation(c, 0, "softmax_exp", "exp(z) (no normaliser)", "s·(grad - Σ grad·s)", lesson,
-                                   g * z.exp()) if z is not None else None)
-    if node_class == "LogSoftmaxBackward0":
-        z = c.value_of(0)
-        lesson = "d log_softmax(z)/dz = 1 - softmax(z): the normaliser's gradient is softmax(z), not 1 or exp(z)"
-        return [], _kept(
-            _mutation(c, 0, "log_softmax_no_normaliser", "1 (the normaliser forgotten)", "1 - softmax(z)", lesson, g),
-            _mutation(c, 0, "log_softmax_exp", "1 - exp(z)", "1 - softmax(z)", lesson,
-                      g - z.exp() * g.sum(dim, keepdim=True)) if z is not None else None)
-    z = c.node._saved_self
-    keep = bool(c.node._saved_keepdim)
-    expanded = g if keep else g.unsqueeze(dim) if g.dim() < z.dim() else g
-    lesson = f"d logsumexp({u})/d{u} = softmax({u}) = exp({u}) / Σ exp({u}): the normaliser is part of the derivative"
-    return [], _kept(
-        _mutation(c, 0, "logsumexp_no_normaliser", f"exp({u})", f"softmax({u})", lesson, expanded * z.exp()),
-        _mutation(c, 0, "logsumexp_mean", "1/N", f"softmax({u})", lesson,
-                  expanded * torch.ones_like(z) / z.shape[dim]),
-    )
-
-
-def _loss(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    reduction = int(c.node._saved_reduction)  # 0 none, 1 mean, 2 sum
-    x = c.node._saved_self
-    count = x.numel() if type(c.node).__name__ != "NllLossBackward0" else x.shape[0] if x.dim() > 1 else 1
-    found: list[Mutation] = []
-    name = op_label(c)
-    lesson = (f"{name} with reduction='mean' divides by N = {count}: each element's gradient carries 1/N"
-              if reduction == 1 else f"{name} with reduction='sum' adds the elements: there is no 1/N")
-    for slot, real in enumerate(c.right):
-        if real is None:
-            continue
-        if reduction == 1:
-            found.extend(_kept(_mutation(c, slot, "loss_no_normaliser", "the sum's gradient (no 1/N)",
-                                         f"1/{count} of it", lesson, real * count)))
-        elif reduction == 2:
-            found.extend(_kept(_mutation(c, slot, "loss_as_mean", f"1/{count} of the sum's gradient",
-                                         "no 1/N", lesson, real / count)))
-        if type(c.node).__name__ == "NllLossBackward0" and reduction == 1 and x.dim() > 1:
-            found.extend(_kept(_mutation(c, slot, "loss_every_element", f"1/{x.numel()} (every entry)",
-                                         f"1/{count} (the batch)", "cross-entropy's mean is over the batch "
-                                         "(one loss per example), not over every logit", real * count / x.numel())))
-        if type(c.node).__name__ == "MseLossBackward0":
-            found.extend(_kept(_mutation(c, slot, "mse_no_two", "(x - y) without the 2", "2·(x - y)",
-                                         "d(x - y)²/dx = 2·(x - y): the exponent comes down", real / 2)))
-    return [], found
-
-
-def op_label(c: NodeContext) -> str:
-    from chainrule.op_names import op_name
-
-    return op_name(type(c.node).__name__)
-
-
 def _same_operand(c: NodeContext) -> list[Mutation]:
     """x*x: both edges come from the same tensor; counting it once halves the derivative."""
     children = [child for child, _ in c.node.next_functions]
@@ -301,9 +226,11 @@ STRUCTURAL: dict[str, Rule] = {
     "MeanBackward0": _mean, "MeanBackward1": _mean, "SumBackward0": _sum, "SumBackward1": _sum,
     "ExpandBackward0": _expand, "MmBackward0": _mm, "MvBackward0": _mv, "DotBackward0": _mv, "BmmBackward0": _bmm,
     "AddmmBackward0": _addmm,
-    "SoftmaxBackward0": _softmax_like, "LogSoftmaxBackward0": _softmax_like, "LogsumexpBackward0": _softmax_like,
-    "MseLossBackward0": _loss, "NllLossBackward0": _loss, "BinaryCrossEntropyBackward0": _loss,
-    "L1LossBackward0": _loss, "PermuteBackward0": _transposed_back, "TBackward0": _transposed_back,
+    "SoftmaxBackward0": softmax_mutations, "LogSoftmaxBackward0": softmax_mutations,
+    "LogsumexpBackward0": softmax_mutations,
+    "MseLossBackward0": loss_mutations, "NllLossBackward0": loss_mutations,
+    "BinaryCrossEntropyBackward0": loss_mutations, "L1LossBackward0": loss_mutations,
+    "PermuteBackward0": _transposed_back, "TBackward0": _transposed_back,
     "TransposeBackward0": _transposed_back, "SelectBackward0": _indexing, "IndexBackward0": _indexing,
     "CatBackward0": _joined, "StackBackward0": _joined, "MaxBackward1": _max_reduced, "MinBackward1": _max_reduced,
     "ViewBackward0": _view, "ReshapeAliasBackward0": _view, "UnsafeViewBackward0": _view,
