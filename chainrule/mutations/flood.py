@@ -126,11 +126,12 @@ def leaf_deltas(
         return {}
     start: dict[int, dict[int, torch.Tensor]] = {}
     for (child, child_slot), used, real in zip(node.next_functions, wrong, right, strict=False):
-        if child is None or used is None:
+        if child is None or used is None or (real is not None and real.numel() != used.numel()):
             continue
-        base = real if real is not None else torch.zeros_like(used)
-        delta = reduce_to_shape(used - base.reshape(used.shape) if base.numel() == used.numel() else used,
-                                node_shape(child, child_slot))
+        delta = used - real.reshape(used.shape) if real is not None else used
+        if not bool(delta.any()):
+            continue  # this input gets what it really gets
+        delta = reduce_to_shape(delta, node_shape(child, child_slot))
         slots = start.setdefault(id(child), {})
         slots[child_slot] = slots[child_slot] + delta if child_slot in slots else delta
     if not start:

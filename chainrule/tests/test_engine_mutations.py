@@ -4,13 +4,19 @@ terms. Each wrong answer is computed here from the mistake, by hand."""
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from chainrule import Diagnosis, analyze_program, diagnose_numeric
 from chainrule.result import diagnosis_document
 from chainrule.values import Value
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def diagnose(program: str, params: dict[str, object], part: str, answer: Value) -> Diagnosis:
@@ -160,3 +166,17 @@ def test_a_formula_part_speaks_of_your_formula() -> None:
                                 subject="formula")
     assert diagnosis.kind == "missing_path" and diagnosis.message.startswith("Your formula leaves out")
     assert "x.grad" not in diagnosis.message
+
+
+def test_a_numeric_answer_is_diagnosed_without_torch(tmp_path: Path) -> None:
+    analysis = analyze_program(program=TANH_MEAN, params={"xs": XS}, parts=["x.grad"])
+    answer = [1 - math.tanh(v) ** 2 for v in XS]  # the 1/N forgotten
+    stored = tmp_path / "analysis.json"
+    stored.write_text(json.dumps(analysis.to_json()))
+    script = (f"import sys, json\nsys.modules['torch'] = None\nsys.path.insert(0, {str(ROOT)!r})\n"
+              "from chainrule.diagnosis import diagnose_numeric\nfrom chainrule.model import Analysis\n"
+              f"analysis = Analysis.from_json(json.load(open({str(stored)!r})))\n"
+              f"print(diagnose_numeric(analysis=analysis, part='x.grad', answer={answer!r})"
+              ".detail['rule'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "mean_normaliser"
