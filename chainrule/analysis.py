@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from chainrule.accumulation_beliefs import accumulation_beliefs
 from chainrule.call_inspection import CallEvidence, CallInspector
 from chainrule.counterfactuals import Counterfactuals, modes_worth_running, run_counterfactuals
 from chainrule.errors import AnalysisError
 from chainrule.graph_build import GraphBuilder, tensor_value
-from chainrule.hypotheses import GradientFacts, PathFacts, as_value, gradient_hypotheses
+from chainrule.hypotheses import KINK_NAMES, GradientFacts, PathFacts, as_value, gradient_hypotheses
 from chainrule.leaf_evidence import LeafEvidence, gather_leaf_evidence
 from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartReference, PathContribution
 from chainrule.node_catalog import NodeCatalog
@@ -56,6 +57,7 @@ def analyze_program(
         paths={leaf: _path_contributions(evidence) for leaf, evidence in leaves.items()},
         hypotheses={key: context.hypotheses(reference) for key, reference in references.items()},
         notes=_notes(inspector.evidence, leaves, counterfactuals) + flow.notes,
+        local_derivatives=_local_derivatives(inspector.evidence, graph),
         **_flow_fields(flow, graph, leaves),
     )
 
@@ -69,6 +71,16 @@ def _flow_fields(flow: FlowRecorder, graph: Graph, leaves: dict[str, LeafEvidenc
         "edge_grads": [item for item in flow.edge_grads(counted) if item.source in drawn and item.target in drawn],
         "node_formulas": {key: value for key, value in flow.formulas.items() if key in drawn},
     }
+
+
+def _local_derivatives(evidence: list[CallEvidence], graph: Graph) -> list[dict[str, Any]]:
+    drawn = {node.id for node in graph.nodes}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in evidence:
+        for entry in item.local_derivatives:
+            if entry["source"] in drawn and entry["target"] in drawn:
+                found.setdefault((entry["source"], entry["target"]), entry)
+    return list(found.values())
 
 
 def _graph_of_counted_calls(inspector: CallInspector, run: ProgramRun, leaves: dict[str, LeafEvidence]) -> Graph:
@@ -142,7 +154,18 @@ class _Context:
             (e.detail, e.edge, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.mistakes if e.edge
         ]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
+        facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
+        facts.kink_edges = _kink_edges(self.graph)
         return facts
+
+
+def _kink_edges(graph: Graph) -> list[tuple[str, str]]:
+    found = []
+    for edge in graph.edges:
+        source, target = graph.node(edge.source), graph.node(edge.target)
+        if source is not None and target is not None and target.kind == "op" and target.name in KINK_NAMES:
+            found.append((source.name, target.name))
+    return list(dict.fromkeys(found))
 
 
 def _backward_record(item: CallEvidence) -> BackwardRecord:

@@ -11,14 +11,12 @@ from typing import Any
 
 import torch
 
-from chainrule.local_mistakes import LocalMistake, local_mistakes
+from chainrule.mutations.inspection import measure_call
 from chainrule.node_catalog import NodeCatalog, is_leaf_node, walk_nodes
-from chainrule.path_contributions import Route, find_routes, leaf_totals
+from chainrule.path_contributions import Route, find_routes
 from chainrule.recording import BackwardCall, ProgramRun
 from chainrule.tensor_values import tensor_to_value
-from chainrule.values import format_number
 
-MAX_MISTAKES_PER_CALL = 32
 MAX_ONE_HOT_SEEDS = 6
 
 
@@ -45,6 +43,7 @@ class CallEvidence:
     mistakes: list[Effect] = field(default_factory=list)
     seeds: list[Effect] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    local_derivatives: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _grad_snapshot(leaves: dict[str, torch.Tensor]) -> dict[str, torch.Tensor | None]:
@@ -98,15 +97,19 @@ class CallInspector:
             evidence.notes.append("a backward call on a tensor without a graph has no paths")
             return evidence
         try:
-            evidence.routes = self._routes(evidence, catalog, None)
+            evidence.routes = self._routes(evidence, catalog)
             if self.explore_alternatives:
-                evidence.mistakes = self._mistake_effects(evidence, catalog)
+                measured = measure_call(root=call.output.grad_fn, seed=call.seed, catalog=catalog,
+                                        leaves=set(evidence.leaves))
+                evidence.mistakes = [Effect(m.detail, m.deltas, m.edge) for m in measured.mutations]
+                evidence.local_derivatives = measured.local_derivatives
+                evidence.notes.extend(measured.notes)
                 evidence.seeds = _seed_effects(evidence)
         except Exception as error:  # noqa: BLE001 - an exotic node must not fail the grading
             evidence.notes.append(f"paths of backward call {call.index + 1} not analysed: {error}")
         return evidence
 
-    def _routes(self, evidence: CallEvidence, catalog: NodeCatalog, mistake: LocalMistake | None) -> list[Route]:
+    def _routes(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[Route]:
         call = evidence.call
         assert call.seed is not None
         search = find_routes(
@@ -116,32 +119,12 @@ class CallInspector:
             output_id=evidence.output_id,
             output_name=evidence.output_name,
             max_paths=self.max_paths,
-            **({"vjp": mistake.vjp()} if mistake else {}),
         )
-        if mistake is None:
-            for leaf in sorted(search.capped_leaves):
-                evidence.notes.append(f"only the first {self.max_paths} paths of {leaf} were enumerated")
-            if search.exhausted:
-                evidence.notes.append("the graph has too many paths to enumerate them all")
+        for leaf in sorted(search.capped_leaves):
+            evidence.notes.append(f"only the first {self.max_paths} paths of {leaf} were enumerated")
+        if search.exhausted:
+            evidence.notes.append("the graph has too many paths to enumerate them all")
         return [route for route in search.routes if route.leaf in evidence.leaves]
-
-    def _mistake_effects(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[Effect]:
-        right = leaf_totals(evidence.routes)
-        effects = []
-        for mistake in self._mistakes(evidence, catalog)[:MAX_MISTAKES_PER_CALL]:
-            wrong = leaf_totals(self._routes(evidence, catalog, mistake))
-            deltas = {leaf: wrong[leaf] - right[leaf] for leaf in right if leaf in wrong}
-            child = mistake.node.next_functions[mistake.slot][0]
-            edge = (catalog.node_id(child), catalog.node_id(mistake.node))
-            effects.append(Effect(_mistake_detail(mistake, catalog, child), deltas, edge))
-        return effects
-
-    def _mistakes(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[LocalMistake]:
-        found: list[LocalMistake] = []
-        for node in walk_nodes(evidence.call.output.grad_fn):
-            if not is_leaf_node(node):
-                found.extend(local_mistakes(node, _input_labels(node, catalog), _input_value(node, catalog)))
-        return found
 
 
 def _new_evidence(
@@ -164,47 +147,6 @@ def _new_evidence(
     )
 
 
-def _input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
-    labels = []
-    saved = [getattr(node, "_saved_self", None), getattr(node, "_saved_other", None)]
-    for slot, (child, _) in enumerate(node.next_functions):
-        constant = saved[slot] if slot < 2 else None
-        if child is not None:
-            labels.append(_node_label(child, catalog))
-        elif isinstance(constant, torch.Tensor) and catalog.tensor_name(constant):
-            labels.append(str(catalog.tensor_name(constant)))  # untracked data such as x in w*x
-        elif isinstance(constant, torch.Tensor) and constant.numel() == 1:
-            labels.append(format_number(float(constant)))  # a number such as the 4 in 4*x
-        else:
-            labels.append("c")
-    return labels
-
-
-def _node_label(node: Any, catalog: NodeCatalog) -> str:
-    if is_leaf_node(node):
-        return catalog.node_name(node)
-    return catalog.output_tensor_name(node) or "u"
-
-
-def _input_value(node: Any, catalog: NodeCatalog) -> Callable[[int], torch.Tensor | None]:
-    def value_of(slot: int) -> torch.Tensor | None:
-        child = node.next_functions[slot][0]
-        return catalog.forward_value(child) if child is not None else None
-
-    return value_of
-
-
-def _mistake_detail(mistake: LocalMistake, catalog: NodeCatalog, child: Any) -> dict[str, Any]:
-    return {
-        "edge": [_node_label(child, catalog), mistake.op],
-        "op": mistake.op,
-        "used": mistake.used,
-        "right": mistake.right,
-        "used_value": _plain(mistake.used_factor),
-        "right_value": _plain(mistake.right_factor),
-    }
-
-
 def _plain(tensor: torch.Tensor) -> Any:
     return tensor_to_value(tensor)
 
@@ -222,6 +164,7 @@ def _seed_effects(evidence: CallEvidence) -> list[Effect]:
         one_hot[index] = 1
         alternatives.append(({"seed": "one_hot", "index": index}, one_hot.reshape(output.shape)))
     alternatives.append(({"seed": "output"}, output.detach()))
+    alternatives.append(({"seed": "squared"}, (seed * seed).detach()))  # the seed applied twice
     if not torch.equal(seed, torch.ones_like(seed)):
         alternatives.append(({"seed": "ones"}, torch.ones_like(output)))
     names = list(evidence.leaves)

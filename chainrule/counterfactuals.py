@@ -14,6 +14,7 @@ import numpy as np
 from chainrule.call_inspection import CallInspector
 from chainrule.errors import AnalysisError, ProgramError
 from chainrule.hypotheses import PathFacts
+from chainrule.kink_stand_ins import KINK_MODES, KINK_OP_NAMES
 from chainrule.leaf_evidence import gather_leaf_evidence
 from chainrule.model import Graph
 from chainrule.parts import PartKey, read_part
@@ -41,6 +42,9 @@ def modes_worth_running(run: ProgramRun, graph: Graph, accumulating: bool) -> di
     if any(node.name == "relu" for node in graph.nodes):
         for slopes in ("identity", "dead", "flipped"):
             modes[f"relu_{slopes}"] = RunMode(relu_slopes=slopes)
+    if any(node.name in KINK_OP_NAMES for node in graph.nodes):
+        for kinks in KINK_MODES:
+            modes[f"kinks_{kinks}"] = RunMode(kinks_ignored=kinks)
     if accumulating:
         modes["single_backward"] = RunMode(backward_limit=1)
         modes["extra_backward"] = RunMode(repeat_last_backward=True)
@@ -59,7 +63,9 @@ def run_counterfactuals(
     for name, mode in modes.items():
         inspector = CallInspector(max_paths=max_paths, explore_alternatives=False)
         try:
-            run = run_program(program=program, params=params, mode=mode, observer=inspector)
+            # Only the detach re-run needs its paths; the others only need what ends up in .grad.
+            run = run_program(program=program, params=params, mode=mode,
+                              observer=inspector if mode.detach_identity else None)
         except (ProgramError, AnalysisError) as error:
             # A program may legitimately fail under a wrong belief; that
             # belief then simply predicts no answer.

@@ -10,11 +10,14 @@ from typing import Any
 
 from chainrule.feedback import (
     FeedbackContext,
+    closest_text,
     correct_message,
     hypothesis_message,
     unknown_message,
 )
+from chainrule.hypothesis_index import HypothesisIndex
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
+from chainrule.two_mistakes import two_mistakes
 from chainrule.values import (
     RaggedValue,
     Value,
@@ -42,9 +45,11 @@ PRIORITY = (
     "product_of_paths",
     "dead_branch",
     "seed_vector",
+    "wrong_local_derivative",  # a catalogued op mistake names a rule: before a coincidence with a forward value
     "forward_value",
-    "wrong_local_derivative",
+    "generic_local_derivative",  # factor 1, sign, ×2, ÷2, transposed on some edge
     "missing_paths",  # missing_path with two or more paths: a less likely slip
+    "two_mistakes",  # only when no single mistake fits
 )
 
 
@@ -67,19 +72,28 @@ class Diagnosis:
         return data
 
 
-def hypothesis_rank(hypothesis: Hypothesis) -> int:
+GENERIC_ORDER = ("generic_one", "generic_sign", "generic_transpose", "generic_double", "generic_half")
+
+
+def hypothesis_rank(hypothesis: Hypothesis) -> tuple[int, int]:
+    """Kinds by PRIORITY; within wrong local derivatives, catalogued op
+    mistakes (they name the rule) before generic ones, factor 1 first."""
     kind = hypothesis.kind
     if kind == "missing_path" and len(hypothesis.paths) > 1:
         kind = "missing_paths"
-    return PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY)
+    rule = str(hypothesis.detail.get("rule", ""))
+    if kind == "wrong_local_derivative" and rule in GENERIC_ORDER:
+        kind = "generic_local_derivative"
+    structural = int(hypothesis.detail.get("family") == "structural")
+    within = 2 + GENERIC_ORDER.index(rule) if rule in GENERIC_ORDER else structural
+    return (PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY), within)
 
 
-def _fits(hypothesis: Hypothesis, answer: Value, rel_tol: float, abs_tol: float) -> bool:
-    if hypothesis.any_number:
-        return answer is not None
-    if hypothesis.value is None:
-        return answer is None
-    return values_match(answer, hypothesis.value, rel_tol=rel_tol, abs_tol=abs_tol)
+def hypothesis_index(analysis: Analysis, part: str) -> HypothesisIndex:
+    index = analysis.match_indexes.get(part)
+    if index is None:
+        index = analysis.match_indexes[part] = HypothesisIndex.build(analysis.hypotheses.get(part, []))
+    return index
 
 
 def diagnose_numeric(
@@ -96,13 +110,14 @@ def diagnose_numeric(
     context = feedback_context(analysis, reference, answer)
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
         return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
-    fitting = sorted(
-        (h for h in analysis.hypotheses.get(part, []) if _fits(h, answer, rel_tol, abs_tol)),
-        key=hypothesis_rank,
-    )
+    fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
+                     key=hypothesis_rank)
     chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
     if chosen is None:
-        return _unknown(reference, answer, context)
+        chosen = two_mistakes(analysis.hypotheses.get(part, []), reference.value, answer, rel_tol=rel_tol,
+                              abs_tol=abs_tol, rank=hypothesis_rank)
+    if chosen is None:
+        return _unknown(reference, answer, context, analysis)
     return _explained(reference, chosen, fitting, context)
 
 
@@ -115,7 +130,8 @@ def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     first = fitting[0]
     if first.kind == "sign_error":
         for other in fitting:
-            if other.kind == "wrong_local_derivative" and sorted(other.paths) == sorted(first.paths):
+            if other.kind == "wrong_local_derivative" and not other.detail.get("generic") \
+                    and sorted(other.paths) == sorted(first.paths):
                 return other
     return first
 
@@ -176,28 +192,61 @@ def feedback_context(analysis: Analysis, reference: PartReference, answer: Value
     )
 
 
-def _unknown(reference: PartReference, answer: Value, context: FeedbackContext) -> Diagnosis:
+def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis) -> Diagnosis:
     expected = flatten(reference.value)
     given = flatten(answer)
     difference = [a - e for a, e in zip(given, expected, strict=True)]
+    nearest = closest_local_slip(analysis.hypotheses.get(reference.key, []), given, expected)
+    detail: dict[str, Any] = {"difference": difference[0] if len(difference) == 1 else difference}
+    if nearest is not None:
+        detail["closest_edge"] = nearest.detail.get("edge")
     return Diagnosis(
         part=reference.key,
         correct=False,
         kind="unknown",
         paths=context.leaf_paths,
-        message=unknown_message(context, how_far(given, expected)),
-        highlight=Highlight(nodes=[f"leaf:{reference.tensor}"]),
+        message=unknown_message(context, how_far(given, expected), closest_text(nearest) if nearest else ""),
+        highlight=Highlight(nodes=[f"leaf:{reference.tensor}"],
+                            wrong_edges=list(nearest.highlight.wrong_edges) if nearest else []),
         expected=reference.value,
-        detail={"difference": difference[0] if len(difference) == 1 else difference},
+        detail=detail,
     )
+
+
+CLOSER = 0.25  # a slip counts as "closest" when it removes at least 75 % of the error
+
+
+def closest_local_slip(hypotheses: list[Hypothesis], given: list[float], expected: list[float]) -> Hypothesis | None:
+    """The single wrong local derivative whose prediction is much nearer the answer than the reference is."""
+    error = math.dist(given, expected)
+    best: tuple[float, Hypothesis] | None = None
+    for hypothesis in hypotheses:
+        if hypothesis.kind != "wrong_local_derivative" or hypothesis.value is None:
+            continue
+        predicted = flatten(hypothesis.value)
+        if len(predicted) != len(given):
+            continue
+        distance = math.dist(given, predicted)
+        if best is None or distance < best[0]:
+            best = (distance, hypothesis)
+    return best[1] if best is not None and best[0] < CLOSER * error else None
+
+
+def ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
 
 
 def how_far(given: list[float], expected: list[float]) -> str:
     """How wrong, in coarse words: enough to steer, not enough to reveal."""
     if len(expected) > 1:
-        off = [str(i) for i, (a, e) in enumerate(zip(given, expected, strict=True))
+        off = [i + 1 for i, (a, e) in enumerate(zip(given, expected, strict=True))
                if not numbers_close(a, e, rel_tol=DEFAULT_REL_TOL, abs_tol=DEFAULT_ABS_TOL)]
-        return f"The entries at positions {', '.join(off)} (counting from 0) are off; the others are right."
+        if len(off) == len(expected):
+            return f"All {len(expected)} entries are off."
+        which = ", ".join(ordinal(i) for i in off)
+        verb = "is" if len(off) == 1 else "are"
+        return f"Of its {len(expected)} entries (in reading order), the {which} {verb} off; the others are right."
     answer, right = given[0], expected[0]
     if answer * right < 0:
         return "It even has the wrong sign."

@@ -5,50 +5,26 @@ Messages never contain the expected value: students read them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from chainrule.feedback_context import (
+    ADD_RULE,  # noqa: F401 - symbolic_grading imports it from here
+    KIND_SUMMARY,
+    PATH_CLAUSES,
+    FeedbackContext,
+    chain_rule,
+    path_text,
+    paths_text,
+    times_text,
+)
+from chainrule.feedback_slips import (
+    ACCUMULATION_RULE,
+    belief_message,
+    kinks_ignored_message,
+    two_mistakes_message,
+    wrong_local_derivative_message,
+)
 from chainrule.model import Hypothesis
-from chainrule.values import Shape, format_shape, format_value
-
-KIND_SUMMARY = {
-    "missing_path": "leaving out a path",
-    "extra_path": "counting a path that detach() cuts",
-    "product_of_paths": "multiplying parallel paths instead of adding them",
-    "sign_error": "a flipped sign",
-    "dead_branch": "a wrong ReLU slope",
-    "accumulation": "miscounting the backward calls",
-    "untracked_leaf": "mixing up None and 0",
-    "shape": "a wrong shape",
-    "seed_vector": "a wrong seed vector",
-    "forward_value": "giving a forward value instead of a gradient",
-    "wrong_local_derivative": "a wrong local derivative",
-    "combination": "several slips on different paths",
-}
-
-ADD_RULE = "multiply the local derivatives along each path, and add the paths: parallel paths into one node add"
-
-
-@dataclass
-class FeedbackContext:
-    part: str
-    tensor: str  # the leaf whose gradient the part asks for
-    outputs: list[str]  # what backward() was called on
-    leaf_paths: list[list[str]] = field(default_factory=list)
-    expected_shape: Shape | None = None
-    answer_shape: Shape | None = None
-
-    @property
-    def output(self) -> str:
-        return " and ".join(dict.fromkeys(self.outputs)) or "the output"
-
-
-def path_text(names: list[str]) -> str:
-    return " → ".join(names)
-
-
-def paths_text(paths: list[list[str]]) -> str:
-    texts = [path_text(path) for path in paths]
-    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+from chainrule.values import format_shape, format_value
 
 
 def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
@@ -62,7 +38,7 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
     noun = "path" if len(h.paths) == 1 else "paths"
     if h.detail.get("reason") == "counted":
         return (f"Your {c.part} counts the {noun} {paths_text(h.paths)} {times_text(h.detail.get('times'))}. "
-                f"Each path from {c.tensor} to {c.output} contributes once: {ADD_RULE}.")
+                f"Each path from {c.tensor} to {c.output} contributes once: {chain_rule(len(c.leaf_paths))}.")
     return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
             "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
             "flows back through it, so that path contributes nothing.")
@@ -86,6 +62,8 @@ def _sign_error(h: Hypothesis, c: FeedbackContext) -> str:
 def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
     where = paths_text(h.paths)
     slopes = h.detail.get("slopes")
+    if str(slopes).startswith("kinks_"):
+        return kinks_ignored_message(h, c)
     if slopes == "dead":
         return (f"Your {c.part} blocks the gradient at the ReLU on {where}, but that ReLU saw a positive "
                 "input, so it passes the gradient on unchanged. Only a ReLU that saw a negative passes no gradient.")
@@ -97,8 +75,10 @@ def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
 
 
 def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("belief"):
+        return belief_message(h, c)
     calls, counted = h.detail.get("calls"), h.detail.get("counted")
-    rule = ".grad accumulates across backward calls: each call adds its gradient to what is already there."
+    rule = ACCUMULATION_RULE
     if h.detail.get("reason") == "zeroed":
         return (f"Your {c.part} is {times_text(h.detail.get('times'))} the gradient the program leaves in "
                 f"{c.tensor}.grad. The program calls backward() {calls} times but zeroes {c.tensor}.grad "
@@ -148,6 +128,7 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
         "one_hot": f"the one-hot seed that picks entry {h.detail.get('index')} only",
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
+        "squared": "the seed applied twice (each entry squared)",
     }.get(str(seed), "another seed")
     return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "
             f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "
@@ -165,39 +146,19 @@ def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
         what = f"{detail['tensor']} (the {detail.get('name')} node)"
     return (f"Your {c.part} is the forward value of {what}, not a gradient. The forward pass computes "
             f"values; the backward pass computes how much {c.output} changes per unit change of "
-            f"{c.tensor}: {ADD_RULE}.")
-
-
-def _wrong_local_derivative(h: Hypothesis, c: FeedbackContext) -> str:
-    source, op = h.detail.get("edge", ["?", "?"])
-    along = f" along {paths_text(h.paths)}" if h.paths else ""
-    return (f"Your {c.part} uses {h.detail.get('used')} as the local derivative of {op} on the edge "
-            f"{source} → {op}; the right local derivative there is {h.detail.get('right')}. Redo the "
-            f"product{along} with that factor.")
-
-
-def times_text(times: object) -> str:
-    return {2: "twice", 3: "three times"}.get(times, f"{times} times") if isinstance(times, int) else "again"
-
-
-_CLAUSES: dict[str, Callable[[str, dict[str, object]], str]] = {
-    "missing_path": lambda paths, _: f"leaves out {paths}",
-    "sign_error": lambda paths, _: f"flips the sign of {paths}",
-    "extra_path": lambda paths, d: f"counts {paths} {times_text(d.get('times'))}",
-    "cut_path": lambda paths, _: f"also counts {paths}, which detach() cuts",
-    "dead_branch": lambda paths, _: f"lets gradient through the ReLU on {paths}, which saw a negative input",
-}
+            f"{c.tensor}: {chain_rule(len(c.leaf_paths))}.")
 
 
 def _combination(h: Hypothesis, c: FeedbackContext) -> str:
     components = [item for item in h.detail.get("components", []) if isinstance(item, dict)]
-    clauses = [_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
-               for item in components if item.get("kind") in _CLAUSES]
+    clauses = [PATH_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
+               for item in components if item.get("kind") in PATH_CLAUSES]
     joined = "; it ".join(clauses) if clauses else "combines several slips"
     return f"Your {c.part} mixes several slips: it {joined}. Fix them one at a time: {ADD_RULE}."
 
 
 MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
+    "two_mistakes": two_mistakes_message,
     "missing_path": _missing_path,
     "extra_path": _extra_path,
     "product_of_paths": _product_of_paths,
@@ -208,7 +169,7 @@ MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
     "shape": _shape,
     "seed_vector": _seed_vector,
     "forward_value": _forward_value,
-    "wrong_local_derivative": _wrong_local_derivative,
+    "wrong_local_derivative": wrong_local_derivative_message,
     "combination": _combination,
 }
 
@@ -232,10 +193,19 @@ def correct_message(context: FeedbackContext) -> str:
 MAX_LISTED_PATHS = 4  # a big graph has hundreds: name a few, count the rest
 
 
-def unknown_message(context: FeedbackContext, how_far: str) -> str:
+def unknown_message(context: FeedbackContext, how_far: str, closest: str = "") -> str:
     listed = context.leaf_paths[:MAX_LISTED_PATHS]
     paths = paths_text(listed) if listed else f"each path from {context.tensor}"
     if len(context.leaf_paths) > len(listed):
         paths = f"the {len(context.leaf_paths)} paths from {context.tensor}, such as {paths},"
     return (f"Your {context.part} is not the gradient autograd computes, and it matches none of the "
-            f"typical mistakes. {how_far} Check {paths}: {ADD_RULE}.")
+            f"typical mistakes. {how_far}{closest} Check {paths}: {chain_rule(len(context.leaf_paths))}.")
+
+
+def closest_text(hypothesis: Hypothesis) -> str:
+    """Where the answer and the reference seem to part ways: the edge whose slip comes closest."""
+    detail = hypothesis.detail
+    edge = detail.get("edge") or ["?", "?"]
+    label = detail.get("label") or edge[0]
+    return (f" It comes closest to a slip in the local derivative of {edge[1]} with respect to {label} "
+            f"(the edge {label} → {edge[1]}): start checking there.")

@@ -44,6 +44,8 @@ class GradientFacts:
     non_scalar_outputs: list[str] = field(default_factory=list)
     mistakes: list[tuple[dict[str, Any], Edge, np.ndarray]] = field(default_factory=list)
     seeds: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
+    accumulation_beliefs: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
+    kink_edges: list[tuple[str, str]] = field(default_factory=list)  # (input name, kink op name) in the graph
 
 
 def as_value(array: np.ndarray) -> Value:
@@ -119,7 +121,36 @@ def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
         if value is not None and through_relu:
             highlight = Highlight(wrong_edges=route_edges([r for p in through_relu for r in p.routes]))
             highlight.nodes = list(dict.fromkeys(relu_nodes))
-            yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes)
+            yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes,
+                              **kink_edge(through_relu, frozenset({"relu"})))
+    yield from _kinks_ignored(facts)
+
+
+KINK_NAMES = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max", "abs", "maximum", "minimum",
+                        "where", "max", "min", "hardtanh", "relu6", "threshold"})
+
+
+def _kinks_ignored(facts: GradientFacts) -> Iterator[Hypothesis]:
+    """Every kink op ignored, in the backward pass only or in the forward pass too (then even a
+    leaf whose paths avoid the kink, like a bias added after |x|, gets another gradient)."""
+    through = [path for path in facts.paths if KINK_NAMES & set(path.names[1:-1])]
+    kinks = list(dict.fromkeys([name for path in through for name in path.names[1:-1] if name in KINK_NAMES]
+                               + [kink for _, kink in facts.kink_edges]))
+    edges = route_edges([route for path in through for route in path.routes])
+    for mode in ("backward", "both"):
+        value = facts.counterfactual.get(f"kinks_{mode}")
+        if value is not None and (through or mode == "both"):
+            edge = kink_edge(through, KINK_NAMES) if through else (
+                {"edge": list(facts.kink_edges[0])} if len(facts.kink_edges) == 1 else {})
+            yield _hypothesis("dead_branch", value, through, Highlight(wrong_edges=edges), slopes=f"kinks_{mode}",
+                              kinks=kinks, **edge)
+
+
+def kink_edge(paths: list[PathFacts], kinds: frozenset[str]) -> dict[str, Any]:
+    """{"edge": [source, kink]} when the paths cross exactly one kink input edge."""
+    found = {(path.names[i - 1], name) for path in paths for i, name in enumerate(path.names)
+             if 0 < i < len(path.names) - 1 and name in kinds}
+    return {"edge": list(next(iter(found)))} if len(found) == 1 else {}
 
 
 def accumulation(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -131,6 +162,13 @@ def accumulation(facts: GradientFacts) -> Iterator[Hypothesis]:
             highlight = Highlight(nodes=[facts.leaf_id, *facts.output_ids])
             yield _hypothesis("accumulation", value, facts.paths, highlight,
                               calls=facts.backward_calls, counted=counted)
+
+
+def accumulation_belief(facts: GradientFacts) -> Iterator[Hypothesis]:
+    highlight = Highlight(nodes=[facts.leaf_id, *facts.output_ids])
+    for detail, value in facts.accumulation_beliefs:
+        if value.shape == facts.grad.shape:
+            yield _hypothesis("accumulation", value, facts.paths, highlight, **detail)
 
 
 def seed_vector(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -145,7 +183,9 @@ def shape(facts: GradientFacts) -> Iterator[Hypothesis]:
     detail = {"non_scalar_outputs": facts.non_scalar_outputs, "shape": list(facts.grad.shape)}
     highlight = Highlight(nodes=[facts.leaf_id])
     yield _hypothesis("shape", facts.grad.sum(), [], highlight, reduction="sum", **detail)
-    if facts.grad.ndim == 2:
+    if facts.grad.ndim == 2 and facts.grad.shape[0] != facts.grad.shape[1]:
+        # A square gradient transposed keeps its shape: that is a wrong local derivative (a transpose
+        # on the wrong side of a matrix product), not a shape mistake.
         yield _hypothesis("shape", facts.grad.T, [], highlight, reduction="transpose", **detail)
 
 
@@ -161,10 +201,34 @@ def forward_value(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
 
 
 def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
+    edge_sets = [set(path.edges) for path in facts.paths]
     for detail, edge, delta in facts.mistakes:
-        through = [path for path in facts.paths if edge in path.edges]
+        if detail.get("mistakes"):
+            pair = _two_local_mistakes(facts, detail, delta, edge_sets)
+            if pair is not None:
+                yield pair
+            continue
+        through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
         yield _hypothesis("wrong_local_derivative", facts.grad + delta, through,
                           Highlight(wrong_edges=[edge]), **detail)
+
+
+def _two_local_mistakes(
+    facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray, edge_sets: list[set[Edge]]
+) -> Hypothesis | None:
+    """Both slips of a pair on this leaf's paths; None when one of them does not reach it
+    (then the pair predicts what the other slip alone does)."""
+    components = []
+    for item in detail["mistakes"]:
+        edge = tuple(item["edge_ids"])
+        through = [path.names for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
+        if not through:
+            return None
+        components.append({key: value for key, value in item.items() if key != "edge_ids"} | {"paths": through})
+    paths = list(dict.fromkeys(tuple(path) for item in components for path in item["paths"]))
+    edges = [tuple(item["edge_ids"]) for item in detail["mistakes"]]
+    return Hypothesis("two_mistakes", as_value(facts.grad + delta), [list(path) for path in paths],
+                      Highlight(wrong_edges=edges), {"mistakes": components, "rule": "pair"})
 
 
 def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -174,7 +238,7 @@ def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
 
 
 BUILDERS: tuple[Callable[[GradientFacts], Iterator[Hypothesis]], ...] = (
-    untracked_answer, shape, accumulation, missing_path, extra_path, sign_error,
+    untracked_answer, shape, accumulation, accumulation_belief, missing_path, extra_path, sign_error,
     product_of_paths, dead_branch, seed_vector, wrong_local_derivative,
 )
 

@@ -76,12 +76,15 @@ def _final_grad(tensor: torch.Tensor) -> torch.Tensor | None:
 
 def _summed_effects(effects: list[Effect], leaf: str) -> list[Effect]:
     """The same wrong factor on the same edge is made in every call through
-    it (a student who gets d(x³)/dx wrong gets it wrong each time)."""
+    it (a student who gets d(x³)/dx wrong gets it wrong each time), also when
+    each call builds its graph anew (a loop): the edge is then the same site."""
     summed: dict[tuple[Any, ...], Effect] = {}
     for effect in effects:
         if leaf not in effect.deltas:
             continue
-        key = (effect.edge, effect.detail["used"])
+        where = (tuple(effect.detail["edge"]), effect.detail["site"]) if "site" in effect.detail else effect.edge
+        key = (where, effect.detail.get("rule"), effect.detail["used"], repr(effect.detail.get("pair_edges")),
+               repr(effect.detail.get("pair_rules")))
         if key in summed:
             summed[key].deltas[leaf] = summed[key].deltas[leaf] + effect.deltas[leaf]
         else:

@@ -63,12 +63,11 @@ class PathContribution:
 
 
 def route_edges(routes: list[list[str]]) -> list[Edge]:
-    edges: list[Edge] = []
+    edges: dict[Edge, None] = {}
     for route in routes:
         for edge in zip(route, route[1:], strict=False):
-            if edge not in edges:
-                edges.append(edge)
-    return edges
+            edges.setdefault(edge)
+    return list(edges)
 
 
 @dataclass
@@ -163,10 +162,15 @@ class Analysis:
     node_grads: dict[str, Value] = field(default_factory=dict)  # d output / d node, by node id
     edge_grads: list[FlowMessage] = field(default_factory=list)
     node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "x·y", "x³", "4·x"
-    local_derivatives: list[dict[str, Any]] = field(default_factory=list)  # {source, target, formula, value}
+    # The right local derivative of every edge where it is a factor:
+    # {"source": node id, "target": node id, "formula": "y", "value": 3.0}
+    local_derivatives: list[dict[str, Any]] = field(default_factory=list)
+    # Built on first use by chainrule.diagnosis (part → index); never serialised.
+    match_indexes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = _lists_not_tuples(asdict(self))
+        data.pop("match_indexes", None)
         data["version"] = SCHEMA_VERSION
         return data
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from chainrule.decomposition import Problem, decompose, decomposition_columns, terms_hypothesis
 from chainrule.diagnosis import Diagnosis, diagnose_numeric, feedback_context, how_far, hypothesis_rank, most_specific
-from chainrule.feedback import ADD_RULE, correct_message, hypothesis_message, paths_text
+from chainrule.feedback import chain_rule, correct_message, hypothesis_message, paths_text
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
 from chainrule.values import RaggedValue, Value, flatten, format_value, shape_of, shapes_compatible, values_match
 
@@ -58,9 +58,29 @@ def diagnose_points(
     rel_tol: float,
     abs_tol: float,
     points: list[dict[str, Any]] | None = None,
+    subject: str | None = None,
 ) -> Diagnosis:
     """analyses[i] is the reference at point i and answers[i] the student's
-    value there; `points` (the parameters of each point) only label messages."""
+    value there; `points` (the parameters of each point) only label messages.
+    `subject` is what the student wrote, for the words: "formula" for a
+    formula part, "dz_dx" for a function's return value (default: the part)."""
+    found = _diagnose_points(analyses=analyses, part=part, answers=answers, rel_tol=rel_tol, abs_tol=abs_tol,
+                             points=points)
+    if subject and subject != part:
+        found.message = found.message.replace(f"Your {part}", f"Your {subject}").replace(
+            f"your {part}", f"your {subject}")
+    return found
+
+
+def _diagnose_points(
+    *,
+    analyses: list[Analysis],
+    part: str,
+    answers: list[Value],
+    rel_tol: float,
+    abs_tol: float,
+    points: list[dict[str, Any]] | None,
+) -> Diagnosis:
     references = _references(analyses, part, answers, points)
     labels = points if points is not None else [{"point": index + 1} for index in range(len(analyses))]
     right = [values_match(a, r.value, rel_tol=rel_tol, abs_tol=abs_tol)
@@ -104,7 +124,8 @@ def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
     """The chosen hypothesis and the other kinds that also fit every point."""
     fitting = hypotheses_fitting_everywhere(evidence)
     local = [h for h in fitting if h.kind == "wrong_local_derivative"]
-    simple = [h for h in fitting if h.kind != "wrong_local_derivative"]
+    pairs = [h for h in fitting if h.kind == "two_mistakes"]  # only when no single mistake fits
+    simple = [h for h in fitting if h.kind not in ("wrong_local_derivative", "two_mistakes")]
     chosen: Hypothesis | None = None
     if simple:
         chosen = most_specific(simple + local)
@@ -112,6 +133,8 @@ def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
         chosen = most_specific([decomposed, *local])
     elif local:
         chosen = local[0]
+    elif pairs:
+        chosen = pairs[0]
     also = [kind for kind in dict.fromkeys(h.kind for h in fitting) if chosen is None or kind != chosen.kind]
     return chosen, also
 
@@ -205,7 +228,8 @@ def _unknown(evidence: PointEvidence, labels: list[dict[str, Any]]) -> Diagnosis
     part = evidence.part
     references = [analysis.parts[part] for analysis in evidence.analyses]
     wrong = [i for i, right in enumerate(evidence.right) if not right]
-    listed = [f"At {point_text(labels[i])}: {_lowered(_how_far(evidence.answers[i], references[i].value))}"
+    listed = [f"At {_student_values(evidence.analyses[i]) or point_text(labels[i])}: "
+              f"{_lowered(_how_far(evidence.answers[i], references[i].value))}"
               for i in wrong[:MAX_LISTED_POINTS]]
     if len(wrong) > MAX_LISTED_POINTS:
         listed.append(f"It is also off at {len(wrong) - MAX_LISTED_POINTS} more points.")
@@ -213,12 +237,22 @@ def _unknown(evidence: PointEvidence, labels: list[dict[str, Any]]) -> Diagnosis
     check = paths_text(leaf_paths) if leaf_paths else f"each path from {references[0].tensor}"
     message = (f"Your {part} is not the gradient autograd computes at {len(wrong)} of the {len(references)} "
                f"points checked, and no typical mistake explains it at all of them. {' '.join(listed)} "
-               f"Check {check}: {ADD_RULE}.")
+               f"Check {check}: {chain_rule(len(leaf_paths))}.")
     table = [{"point": labels[i], "expected": references[i].value, "got": evidence.answers[i]}
              for i in range(len(references))][:MAX_TABLE_ROWS]
     highlight = Highlight(nodes=[f"leaf:{references[0].tensor}"])
     return Diagnosis(part, False, "unknown", leaf_paths, message, highlight=highlight, expected=references[0].value,
                      detail={"table": table, "points_checked": len(references)})
+
+
+MAX_NAMED_LEAVES = 4
+
+
+def _student_values(analysis: Analysis) -> str:
+    """The point in the program's own names (x = 1.2), not the parameters' (x0 = 1.2)."""
+    leaves = [node for node in analysis.graph.nodes if node.kind == "leaf" and node.value is not None
+              and len(flatten(node.value)) <= MAX_NAMED_LEAVES][:MAX_NAMED_LEAVES]
+    return ", ".join(f"{node.name} = {format_value(node.value)}" for node in leaves)
 
 
 def _how_far(answer: Value, expected: Value) -> str:

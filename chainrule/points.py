@@ -12,6 +12,13 @@ check a ReLU derivative on both sides), except that a value within ZERO_MARGIN
 of zero is pushed out of that band: kinks (ReLU, abs) sit at zero, and there
 autograd's one-sided choice is no answer a student can be held to. Kinks
 deeper in the graph are caught with `kinks_clear` on each point's analysis.
+
+Both sides of every kink. Keeping signs would leave a formula asked about a
+kink (relu′ at x = -1.5) checked on one side only, where `0` passes. So
+`mirrored` extra points are drawn with the signs of some parameters flipped,
+and `usable_points` keeps one of them only where it puts some kink's input on
+a side no other kept point reaches (and the reference stays finite there);
+otherwise they are dropped and the points teach the seed's case as before.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ def evaluation_points(
     seed: str,
     accept: Callable[[Point], bool] | None = None,
     vary: Collection[str] | None = None,
+    mirrored: int = 0,
 ) -> list[Point]:
     """`params` first, then up to `count` distinct random points, the same for
     the same `seed` string. Only the parameters in `vary` change (default: all):
@@ -62,7 +70,28 @@ def evaluation_points(
                  for name, value in params.items()}
         if point not in points and (accept is None or accept(point)):
             points.append(point)
-    return points
+    return points + _mirrored_points(points, mirrored, rng, vary)
+
+
+def _mirrored_points(points: list[Point], count: int, rng: random.Random, vary: Collection[str] | None) -> list[Point]:
+    found: list[Point] = []
+    for _ in range(count * TRIES_PER_POINT):
+        if len(found) >= count or len(points) < 2:
+            break
+        base = rng.choice(points[1:])
+        point = {name: _flipped(value, rng) if vary is None or name in vary else copy.deepcopy(value)
+                 for name, value in base.items()}
+        if point not in points and point not in found:
+            found.append(point)
+    return found
+
+
+def _flipped(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, list):
+        return [_flipped(item, rng) for item in value]
+    if isinstance(value, float) and value != 0 and math.isfinite(value) and rng.random() < 0.5:
+        return -value
+    return copy.deepcopy(value)
 
 
 def _drawn(value: Any, rule: Any, rng: random.Random) -> Any:
@@ -128,6 +157,38 @@ def usable_points(
     seed = analyses[0]
     if seed is None:
         raise ValueError("the reference program fails at the seed point")
-    kept = [(point, analysis) for point, analysis in zip(points[1:], analyses[1:], strict=True)
-            if analysis is not None and kinks_clear(analysis)][:count]
+    candidates = [(point, analysis) for point, analysis in zip(points[1:], analyses[1:], strict=True)
+                  if analysis is not None and kinks_clear(analysis)]
+    same = [(p, a) for p, a in candidates if _same_signs(p, points[0])]
+    kept = same[:count]
+    covered = kink_sides(seed).union(*(kink_sides(a) for _, a in kept))
+    for point, analysis in candidates:
+        sides = kink_sides(analysis)
+        if not _same_signs(point, points[0]) and not sides <= covered and _finite_parts(analysis):
+            kept = [*kept[: count - 1], (point, analysis)] if len(kept) >= count else [*kept, (point, analysis)]
+            covered |= sides
+    for point, analysis in candidates:  # an author's range across zero: its draws are no mirror images
+        if len(kept) < count and all(point is not other for other, _ in kept) and _finite_parts(analysis):
+            kept.append((point, analysis))
+    kept.sort(key=lambda item: points.index(item[0]))
     return [points[0], *(point for point, _ in kept)], [seed, *(analysis for _, analysis in kept)]
+
+
+def kink_sides(analysis: Analysis) -> set[tuple[str, int, bool]]:
+    """(kink node, entry, input positive) for every entry of every ReLU-like node's input."""
+    values = {node.id: node.value for node in analysis.graph.nodes}
+    kinks = {node.id for node in analysis.graph.nodes if node.kind == "op" and node.name in KINK_OPS}
+    return {(edge.target, index, number > 0) for edge in analysis.graph.edges if edge.target in kinks
+            for index, number in enumerate(_numbers(values.get(edge.source)))}
+
+
+def _same_signs(point: Point, seed: Point) -> bool:
+    return all(_signs(point.get(name)) == _signs(value) for name, value in seed.items())
+
+
+def _signs(value: Any) -> list[bool]:
+    return [number > 0 for number in _numbers(value)]
+
+
+def _finite_parts(analysis: Analysis) -> bool:
+    return all(math.isfinite(number) for part in analysis.parts.values() for number in _numbers(part.value))

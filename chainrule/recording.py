@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import torch
 from torch.overrides import TorchFunctionMode
 
+from chainrule.kink_stand_ins import kink_stand_in
 from chainrule.stand_ins import DETACH_FUNCTIONS, stand_in
 
 
@@ -21,6 +22,7 @@ from chainrule.stand_ins import DETACH_FUNCTIONS, stand_in
 class RunMode:
     detach_identity: bool = False
     relu_slopes: str | None = None  # see stand_ins.Relu
+    kinks_ignored: str | None = None  # "backward" or "both", see kink_stand_ins
     backward_limit: int | None = None  # run only the first N backward calls
     repeat_last_backward: bool = False  # one backward call too many
 
@@ -94,6 +96,8 @@ class RecordingMode(TorchFunctionMode):
             detach_identity=self.mode.detach_identity,
             relu_slopes=self.mode.relu_slopes,
         )
+        if replacement is None and self.mode.kinks_ignored:
+            replacement = kink_stand_in(func, args, kwargs, self.mode.kinks_ignored)
         result = replacement() if replacement else func(*args, **kwargs)
         self._record(self.seq, func, [*args, *kwargs.values()], result)
         return result

@@ -42,12 +42,26 @@ def part_document(graded: GradedPart, *, score: float, show_expected: bool) -> d
         "score": score,
         "max_score": graded.max_score,
         "answer": graded.answer,
-        "diagnosis": {"kind": diagnosis.kind, "paths": diagnosis.paths, "message": diagnosis.message},
+        "diagnosis": diagnosis_document(diagnosis),
     }
     if graded.graph_svg_url is not None:
         document["graph_svg_url"] = graded.graph_svg_url
     if show_expected:
         document["expected"] = diagnosis.expected
+    return document
+
+
+def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
+    """kind, paths, message; and the edge (with the used and right local
+    derivative) or the two mistakes where the diagnosis has them."""
+    document: dict[str, Any] = {"kind": diagnosis.kind, "paths": diagnosis.paths, "message": diagnosis.message}
+    detail = diagnosis.detail
+    if isinstance(detail.get("edge"), list) and diagnosis.kind in ("wrong_local_derivative", "dead_branch"):
+        document["edge"] = list(detail["edge"])
+    if diagnosis.kind == "wrong_local_derivative":
+        document["used"], document["right"] = detail.get("used"), detail.get("right")
+    if diagnosis.kind == "two_mistakes" and isinstance(detail.get("mistakes"), list):
+        document["mistakes"] = [dict(item) for item in detail["mistakes"]]
     return document
 
 

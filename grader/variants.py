@@ -19,9 +19,10 @@ from chainrule import Analysis
 from chainrule.points import evaluation_points, usable_points
 from grader.reference import ReferenceError, get_runner
 
-ANALYSIS_VERSION = 6  # bump when the engine's analyses or the choice of points change: caches go stale
+ANALYSIS_VERSION = 7  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
+MIRRORED_POINTS = 3  # drawn with signs flipped, kept only to reach the other side of a kink
 
 
 def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
@@ -130,6 +131,7 @@ def variant_points(*, variant: Variant) -> tuple[list[dict[str, Any]], list[Anal
 def _points_compute(*, variant: Variant) -> None:
     assignment = variant.assignment
     drawn = evaluation_points(params=variant.params, ranges=assignment.variant_ranges, count=DRAWN_POINTS,
+                              mirrored=MIRRORED_POINTS,
                               seed=f"{assignment.slug}/{variant.reference_hash}", vary=_varied(assignment))
     analyses = get_runner().analyze_points(program=assignment.reference_program, points=drawn,
                                            parts=assignment_keys(assignment))

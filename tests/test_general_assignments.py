@@ -57,7 +57,7 @@ def test_hand_derived_gradients_are_correct_everywhere() -> None:
         ("extra-vector-output", {"x_grad": "[7, -5, 13]"}, "seed_vector", None),
         ("extra-vector-output", {"x_grad": "3.5"}, "shape", None),
         ("extra-relu-layer", {"w_grad": "[1, 2, -1]"}, "dead_branch", ["w", "mul", "add", "relu", "sum", "L"]),
-        ("extra-matrix-product", {"x_grad": "[[3], [7]]"}, "unknown", None),
+        ("extra-matrix-product", {"x_grad": "[[3], [7]]"}, "wrong_local_derivative", None),  # W, not Wᵀ
     ],
 )
 def test_wrong_answers_get_path_diagnoses(

@@ -124,8 +124,10 @@ def test_a_training_loop_that_never_zeroes_accumulates_every_step() -> None:
     student = TRAINING.replace("    if w.grad is not None:\n        w.grad.zero_()\n", "")
     graded = program_part(TRAINING, student, {"xs": [1.0, 2.0], "ws": [0.5, -0.3]}, ["w.grad"])
     diagnosis = graded["w.grad"]
-    assert (diagnosis.kind, diagnosis.detail["reason"], diagnosis.detail["times"]) == ("accumulation", "zeroed", 3)
-    assert "zeroes w.grad in between" in diagnosis.message
+    assert (diagnosis.kind, diagnosis.detail["belief"], diagnosis.detail["from_call"]) == (
+        "accumulation", "zeroed_before", 1)  # every call summed: the zero_() left out
+    assert "as if w.grad were never zeroed" in diagnosis.message
+    assert "zeroes w.grad just before call 3, so only the last call counts" in diagnosis.message
     assert program_part(TRAINING, TRAINING, {"xs": [1.0, 2.0], "ws": [0.5, -0.3]}, ["w.grad"])["w.grad"].correct
 
 

@@ -41,7 +41,7 @@ def test_it_names_the_wrong_local_derivative_of_a_function(
     diagnosis = diagnose(unary(function), "x.grad", wrong_factor * 2)  # d(2x)/dx = 2 is right
     assert diagnosis.kind == "wrong_local_derivative"
     assert (diagnosis.detail["used"], diagnosis.detail["right"]) == (used, right)
-    assert diagnosis.detail["edge"] == ["u", function]
+    assert diagnosis.detail["edge"] == ["mul", function]  # node names (contract): u is the mul node
     assert diagnosis.paths == [["x", "mul", function, "z"]]
     assert f"u → {function}" in diagnosis.message and used in diagnosis.message
 

@@ -49,7 +49,8 @@ def test_it_accepts_the_negative_gradient_and_names_the_wrong_power_rule() -> No
     assert grade("4 - 3x^2", slug="negative-gradient", variables={"x": "x0"}, reference="4 - 3*x^2").correct
     diagnosis = grade("4 - 3x", slug="negative-gradient", variables={"x": "x0"})
     assert diagnosis.kind == "wrong_local_derivative"
-    assert "3·x as the local derivative of pow" in diagnosis.message and "3·x^2" in diagnosis.message
+    assert "uses 3·x" in diagnosis.message and "local derivative of pow" in diagnosis.message
+    assert "3·x^2" in diagnosis.message
 
 
 def test_it_grades_a_vector_gradient_entrywise() -> None:
