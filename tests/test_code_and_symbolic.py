@@ -55,15 +55,22 @@ def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> Non
     [
         "def grad_z(x, y):\n    return y + 2*x, x\n",
         "import numpy as np\n\ndef grad_z(a, b):\n    return float(np.add(b, 2 * a)), a\n",
-        "import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
-        "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
-        "    return x.grad.item(), y.grad.item()\n",
     ],
-    ids=["closed form", "numpy and other names", "torch autograd"],
+    ids=["closed form", "numpy and other names"],
 )
 def test_a_correct_solution_written_differently_gets_full_marks(tmp_path: Path, source: str) -> None:
     result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
     assert result["correct"] and result["score"] == result["max_score"] == 2
+
+
+def test_calling_backward_in_the_by_hand_part_earns_nothing(tmp_path: Path) -> None:
+    """Issue 10: grad_z asks for the backward pass by hand, so the catalog sets forbid_autograd."""
+    source = ("import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
+              "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
+              "    return x.grad.item(), y.grad.item()\n")
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
+    assert not result["correct"] and result["score"] == 0
+    assert "by hand: backward() and torch.autograd.grad are off" in result["diagnosis"]["message"]
 
 
 def test_counting_the_detached_path_is_an_extra_path(tmp_path: Path) -> None:
