@@ -93,10 +93,13 @@ def test_a_missing_seed_reports_the_error_on_the_students_line(tmp_path: Path) -
     assert "line 3" in result["diagnosis"]["message"] and "scalar outputs" in result["diagnosis"]["message"]
 
 
-def test_a_program_using_the_statements_seed_of_ones_is_right(tmp_path: Path) -> None:
-    """Only what the starter code uses varies between points: the seed stays [1, 1, 1]."""
+def test_a_program_ignoring_the_given_seed_is_caught(tmp_path: Path) -> None:
+    """Issue 10: the seeded part varies `seed` between points (config.vary), so the default seed of
+    ones passes only at the statement's point, not at the others."""
     source = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.ones_like(y))\n"
-    assert grade_code(tmp_path, "non-scalar", "seeded", source)["correct"]
+    assert not grade_code(tmp_path, "non-scalar", "seeded", source)["correct"]
+    using_seed = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.tensor(seed))\n"
+    assert grade_code(tmp_path, "non-scalar", "seeded", using_seed)["correct"]
 
 
 def test_the_fix_mode_accepts_a_repaired_program(tmp_path: Path) -> None:
