@@ -37,9 +37,17 @@ CODE: dict[str, dict[str, str]] = {
 }
 
 
+CHOICES: dict[str, dict[str, str]] = {
+    "positive-gradient": {"direction": "rising"},
+    "negative-gradient": {"direction": "falling"},
+    "multiple-paths": {"paths": '["x → mul → add → z (first factor)", "x → mul → add → z (second factor)", '
+                                '"x → add → z"]'},
+}
+
+
 def answers_for(slug: str) -> dict[str, str]:
-    """Numeric and formula answers (the `answers` of a submission)."""
-    return {**NUMERIC[slug], **FORMULAS.get(slug, {})}
+    """Numeric, formula and choice answers (the `answers` of a submission)."""
+    return {**NUMERIC[slug], **FORMULAS.get(slug, {}), **CHOICES.get(slug, {})}
 
 
 def code_for(slug: str) -> dict[str, str]:

@@ -55,15 +55,22 @@ def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> Non
     [
         "def grad_z(x, y):\n    return y + 2*x, x\n",
         "import numpy as np\n\ndef grad_z(a, b):\n    return float(np.add(b, 2 * a)), a\n",
-        "import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
-        "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
-        "    return x.grad.item(), y.grad.item()\n",
     ],
-    ids=["closed form", "numpy and other names", "torch autograd"],
+    ids=["closed form", "numpy and other names"],
 )
 def test_a_correct_solution_written_differently_gets_full_marks(tmp_path: Path, source: str) -> None:
     result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
     assert result["correct"] and result["score"] == result["max_score"] == 2
+
+
+def test_calling_backward_in_the_by_hand_part_earns_nothing(tmp_path: Path) -> None:
+    """Issue 10: grad_z asks for the backward pass by hand, so the catalog sets forbid_autograd."""
+    source = ("import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
+              "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
+              "    return x.grad.item(), y.grad.item()\n")
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
+    assert not result["correct"] and result["score"] == 0
+    assert "by hand: backward() and torch.autograd.grad are off" in result["diagnosis"]["message"]
 
 
 def test_counting_the_detached_path_is_an_extra_path(tmp_path: Path) -> None:
@@ -84,6 +91,15 @@ def test_a_missing_seed_reports_the_error_on_the_students_line(tmp_path: Path) -
     result = grade_code(tmp_path, "non-scalar", "seeded", source)
     assert kind_of(result) == "code_error"
     assert "line 3" in result["diagnosis"]["message"] and "scalar outputs" in result["diagnosis"]["message"]
+
+
+def test_a_program_ignoring_the_given_seed_is_caught(tmp_path: Path) -> None:
+    """Issue 10: the seeded part varies `seed` between points (config.vary), so the default seed of
+    ones passes only at the statement's point, not at the others."""
+    source = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.ones_like(y))\n"
+    assert not grade_code(tmp_path, "non-scalar", "seeded", source)["correct"]
+    using_seed = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.tensor(seed))\n"
+    assert grade_code(tmp_path, "non-scalar", "seeded", using_seed)["correct"]
 
 
 def test_the_fix_mode_accepts_a_repaired_program(tmp_path: Path) -> None:
