@@ -1,0 +1,157 @@
+"""The gradebook: students × assignments with the counted score, attempts, late flag and extension.
+
+Read in three queries whatever the course size: memberships, assignments with their points, and
+every counted submission of the course as plain values; the counted score is picked in Python
+with the same rule as the student's home page (best, or the last graded).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Sum
+
+from assignments.models import Assignment, Course, Membership
+from courseops.models import ScoreOverride
+from grader.models import Submission
+
+
+@dataclass
+class Cell:
+    score: float | None = None  # None: nothing graded
+    attempts: int = 0
+    late: bool = False
+    overridden: bool = False
+    regraded: bool = False
+    submission_id: int | None = None  # the counted submission
+    extension: datetime | None = None
+
+
+@dataclass
+class Row:
+    user_id: int
+    username: str
+    name: str
+    email: str
+    section: str
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return round(sum(cell.score or 0.0 for cell in self.cells), 6)
+
+
+@dataclass
+class Gradebook:
+    course: Course
+    assignments: list[Assignment]
+    max_scores: list[float]
+    rows: list[Row]
+
+
+def _assignments(course: Course) -> list[Assignment]:
+    return list(Assignment.objects.filter(course=course).annotate(points=Sum("parts__points"))
+                .order_by("due_at", "slug"))
+
+
+def _counted(tries: list[dict[str, Any]], counts: str) -> dict[str, Any] | None:
+    graded = [t for t in tries if t["result__score"] is not None and t["status"] == Submission.Status.GRADED]
+    if not graded:
+        return None
+    if counts == Assignment.Counts.LAST:
+        return max(graded, key=lambda t: (t["created_at"], t["id"]))
+    return max(graded, key=lambda t: (t["result__score"], -t["id"]))  # the first best
+
+
+def _submission_values(course: Course, student_ids: Iterable[int] | None) -> list[dict[str, Any]]:
+    rows = Submission.objects.filter(assignment__course=course, attempt__isnull=False)
+    if student_ids is not None:
+        rows = rows.filter(student_id__in=list(student_ids))
+    return list(rows.values("id", "student_id", "assignment_id", "status", "created_at", "result__score"))
+
+
+def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gradebook:
+    """Every student of the course (optionally one section, or matching `search`) as a row."""
+    members = Membership.objects.filter(course=course, role=Membership.Role.STUDENT).select_related("user")
+    if section:
+        members = members.filter(section=section)
+    if search:
+        members = members.filter(user__username__icontains=search) | members.filter(
+            user__last_name__icontains=search) | members.filter(user__email__icontains=search)
+    members = members.order_by("user__username")
+    assignments = _assignments(course)
+    filtered = bool(section or search)
+    tries: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+    for value in _submission_values(course, [m.user_id for m in members] if filtered else None):
+        tries[(value["student_id"], value["assignment_id"])].append(value)
+    flagged = _flagged_submissions(course)
+    rows = [_row(member, assignments, tries, flagged) for member in members]
+    return Gradebook(course=course, assignments=assignments,
+                     max_scores=[float(a.points or 0.0) for a in assignments], rows=rows)
+
+
+def _flagged_submissions(course: Course) -> dict[str, set[int]]:
+    from courseops.models import ResultRevision
+
+    overridden = ScoreOverride.objects.filter(submission__assignment__course=course).values_list("submission_id",
+                                                                                               flat=True)
+    regraded = ResultRevision.objects.filter(submission__assignment__course=course,
+                                             reason=ResultRevision.Reason.REGRADE).values_list("submission_id",
+                                                                                               flat=True)
+    return {"overridden": set(overridden), "regraded": set(regraded)}
+
+
+def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tuple[int, int], list[dict[str, Any]]],
+         flagged: dict[str, set[int]]) -> Row:
+    user = member.user
+    row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
+              section=getattr(member, "section", ""))
+    for assignment in assignments:
+        mine = tries.get((user.pk, assignment.pk), [])
+        counted = _counted(mine, assignment.counts)
+        cell = Cell(attempts=len(mine))
+        if counted is not None:
+            cell.score, cell.submission_id = counted["result__score"], counted["id"]
+            cell.late = bool(assignment.due_at and counted["created_at"] > assignment.due_at)
+            cell.overridden = counted["id"] in flagged["overridden"]
+            cell.regraded = counted["id"] in flagged["regraded"]
+        row.cells.append(cell)
+    return row
+
+
+def gradebook_csv(gradebook: Gradebook) -> str:
+    """One row per student, starting with the username; then each assignment's counted score."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["username", "name", "email", "section", *[a.slug for a in gradebook.assignments], "total"])
+    for row in gradebook.rows:
+        scores = ["" if cell.score is None else f"{cell.score:g}" for cell in row.cells]
+        writer.writerow([_safe(row.username), _safe(row.name), _safe(row.email), _safe(row.section), *scores,
+                         f"{row.total:g}"])
+    return out.getvalue()
+
+
+def _safe(text: str) -> str:
+    """Spreadsheets run cells starting with = + - @ as formulas: quote them (CSV injection)."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def gradebook_json(gradebook: Gradebook) -> dict[str, Any]:
+    return {
+        "course": gradebook.course.slug,
+        "assignments": [{"slug": a.slug, "title": a.title, "max_score": m, "due_at": a.due_at}
+                        for a, m in zip(gradebook.assignments, gradebook.max_scores, strict=True)],
+        "students": [{"username": row.username, "name": row.name, "section": row.section, "total": row.total,
+                      "scores": {a.slug: {"score": c.score, "attempts": c.attempts, "late": c.late,
+                                          "overridden": c.overridden, "regraded": c.regraded,
+                                          "submission": c.submission_id,
+                                          "extension": c.extension}
+                                 for a, c in zip(gradebook.assignments, row.cells, strict=True)}}
+                     for row in gradebook.rows],
+    }
