@@ -19,11 +19,13 @@ class Course(models.Model):
 class Membership(models.Model):
     class Role(models.TextChoices):
         STUDENT = "student"
+        TA = "ta", "TA"
         INSTRUCTOR = "instructor"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
+    section = models.CharField(max_length=64, blank=True, default="", help_text="Tutorial group or section, if any")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "course"], name="one_membership_per_course")]

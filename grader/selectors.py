@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
+from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Membership
 from grader.grading import stored_svg
 from grader.models import Result, Submission
@@ -92,14 +93,13 @@ def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
 
 
 def is_instructor(*, user: User, assignment: Assignment) -> bool:
-    return Membership.objects.filter(
-        user_id=user.pk, course_id=assignment.course_id, role=Membership.Role.INSTRUCTOR
-    ).exists()
+    """Course staff (instructor or TA): they grade, so they see expected values and reasons."""
+    return is_course_staff(user=user, course_id=assignment.course_id)
 
 
 def submissions_visible(*, user: User) -> QuerySet[Submission]:
     """The user's own submissions and every submission to a course they teach."""
-    taught = _courses(user, role=Membership.Role.INSTRUCTOR)
+    taught = Membership.objects.filter(user_id=user.pk, role__in=STAFF_ROLES).values("course")
     return Submission.objects.filter(Q(student_id=user.pk) | Q(assignment__course__in=taught)).select_related(
         "assignment", "result", "student"
     )
