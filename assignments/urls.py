@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from assignments.views import courses
 
 urlpatterns = [
     path("", courses.staff_home, name="staff-home"),
     path("courses/<slug:course>/", courses.course_detail, name="staff-course"),
+    path("", include("courseops.urls")),  # roster, gradebook, analytics, regrades (COURSEOPS)
 ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Q, Sum
 
 from assignments.models import Assignment, Course, Membership
 from courseops.models import ScoreOverride
@@ -82,8 +82,8 @@ def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gr
     if section:
         members = members.filter(section=section)
     if search:
-        members = members.filter(user__username__icontains=search) | members.filter(
-            user__last_name__icontains=search) | members.filter(user__email__icontains=search)
+        members = members.filter(Q(user__username__icontains=search) | Q(user__first_name__icontains=search)
+                                 | Q(user__last_name__icontains=search) | Q(user__email__icontains=search))
     members = members.order_by("user__username")
     assignments = _assignments(course)
     filtered = bool(section or search)
@@ -111,7 +111,7 @@ def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tupl
          flagged: dict[str, set[int]]) -> Row:
     user = member.user
     row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
-              section=getattr(member, "section", ""))
+              section=member.section)
     for assignment in assignments:
         mine = tries.get((user.pk, assignment.pk), [])
         counted = _counted(mine, assignment.counts)
