@@ -2,6 +2,8 @@
 
 Counts are per attempt that answered the part; a "wrong" attempt is one whose diagnosis is not
 correct. Shares are of the wrong attempts ("41 % of wrong answers missed x → mul → add → z").
+Paths are tallied only when a diagnosis named them: an `unknown` diagnosis lists every path of the
+gradient that is off, which says nothing about which one the student got wrong.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import date
 from typing import Any
 
 UNANSWERED = "unanswered"
+UNNAMED = ("unknown",)  # kinds whose paths are not a finding
 STUCK_AFTER = 3  # attempts on a part without a right answer before a student counts as stuck
 
 
@@ -57,7 +60,8 @@ def part_stats(attempts: Iterable[Attempt]) -> dict[str, PartStats]:
             one.wrong += 1
             one.by_day[attempt.day][1] += 1
             one.kinds[kind] += 1
-            for path in {tuple(p) for p in part.get("diagnosis", {}).get("paths", [])}:
+            named = part.get("diagnosis", {}).get("paths", []) if kind not in UNNAMED else []
+            for path in {tuple(p) for p in named}:
                 one.paths[path] += 1
     return dict(stats)
 

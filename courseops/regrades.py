@@ -94,15 +94,17 @@ class _Regrader:
 
 
 def _verdicts(document: dict[str, Any]) -> list[tuple[Any, ...]]:
-    return [(p["part"], p.get("correct"), p.get("score"), p.get("diagnosis", {}).get("kind"),
+    return [(p["part"], p.get("correct"), p.get("score"), p.get("max_score"), p.get("diagnosis", {}).get("kind"),
              p.get("diagnosis", {}).get("paths")) for p in document.get("parts", [])]
 
 
 def _change(submission: Submission, fields: dict[str, Any]) -> dict[str, Any] | None:
-    """What the preview lists for one submission, or None when its result would stay the same."""
+    """What the preview lists for one submission, or None when its result would stay the same.
+    `score_changed` is false when only the feedback or the maximum changes (the points stay)."""
     result = submission.result
-    score_changed = abs(fields["score"] - result.score) > SCORE_EPSILON or fields["max_score"] != result.max_score
-    if not score_changed and _verdicts(fields["document"]) == _verdicts(result.document):
+    score_changed = abs(fields["score"] - result.score) > SCORE_EPSILON
+    same_max = fields["max_score"] == result.max_score
+    if not score_changed and same_max and _verdicts(fields["document"]) == _verdicts(result.document):
         return None
     return {"submission": submission.id, "student": submission.student.get_username(),
             "attempt": submission.attempt, "old": result.score, "new": fields["score"],
@@ -140,12 +142,13 @@ def regrade_apply_start(*, regrade_id: int) -> Regrade:
         regrade = Regrade.objects.select_for_update().select_related("assignment").get(id=regrade_id)
         if regrade.status != Regrade.Status.PREVIEWED:
             raise RegradeError(f"This regrade is {regrade.status}: only a finished preview can be applied.")
-        if assignment_fingerprint(assignment=regrade.assignment) != regrade.fingerprint:
-            Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.STALE)
-            raise RegradeError("The assignment changed after this preview: preview the regrade again.")
-        Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.APPLYING)
-        transaction.on_commit(lambda: _enqueue("courseops.regrade_apply", regrade_id))
-    regrade.status = Regrade.Status.APPLYING
+        stale = assignment_fingerprint(assignment=regrade.assignment) != regrade.fingerprint
+        regrade.status = Regrade.Status.STALE if stale else Regrade.Status.APPLYING
+        Regrade.objects.filter(id=regrade.id).update(status=regrade.status)
+        if not stale:
+            transaction.on_commit(lambda: _enqueue("courseops.regrade_apply", regrade_id))
+    if stale:
+        raise RegradeError("The assignment changed after this preview: preview the regrade again.")
     return regrade
 
 
