@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, Sum
+from django.db.models import F, Q, Sum
 
 from assignments.models import Assignment, Course, Membership
 from courseops.models import ScoreOverride
@@ -57,7 +57,7 @@ class Gradebook:
 
 def _assignments(course: Course) -> list[Assignment]:
     return list(Assignment.objects.filter(course=course).annotate(points=Sum("parts__points"))
-                .order_by("due_at", "slug"))
+                .order_by(F("due_at").asc(nulls_last=True), "slug"))  # the same order on every database
 
 
 def _counted(tries: list[dict[str, Any]], counts: str) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from assignments.models import Assignment
+from courseops.misconceptions import UNNAMED
 from grader.models import Submission
 
 PAGE = 100
@@ -70,7 +71,8 @@ def part_matches(document: dict[str, Any], wanted: SubmissionFilter) -> bool:
             continue
         if wanted.kind and diagnosis.get("kind") != wanted.kind:
             continue
-        if wanted.path and wanted.path.replace(" ", "") not in {_path_key(p) for p in diagnosis.get("paths", [])}:
+        if wanted.path and (diagnosis.get("kind") in UNNAMED  # as the analytics count paths
+                            or wanted.path.replace(" ", "") not in {_path_key(p) for p in diagnosis.get("paths", [])}):
             continue
         return True
     return False

@@ -96,3 +96,22 @@ def _graded(submission_id: int, timeout: float = 30.0) -> Submission:
             return submission
         time.sleep(0.05)
     raise AssertionError(f"submission {submission_id} was not graded within {timeout} s")
+
+
+def clone_assignment(*, slug: str, course: Course) -> Assignment:
+    """A copy of a catalog assignment in `course` (the shared catalog rows stay untouched)."""
+    source = Assignment.objects.get(slug=slug)
+    parts = list(source.parts.all())
+    source.pk, source.id = None, None
+    source.slug, source.course = f"{slug}-{uuid.uuid4().hex[:8]}", course
+    source.save()
+    for part in parts:
+        part.pk, part.id, part.assignment = None, None, source
+        part.save()
+    return source
+
+
+def graded_now(*, student: Any, assignment: Assignment, answers: dict[str, str], code: dict[str, str]) -> Submission:
+    submission = submission_create(student=student, assignment=assignment, answers=answers, code=code)
+    submission_grade(submission_id=submission.id)
+    return _graded(submission.id)

@@ -57,18 +57,18 @@ def test_analytics_count_each_mistake_of_the_fixture(known: KnownCourse) -> None
 
 def test_gradebook_rows_count_best_or_last_with_late_flags(known: KnownCourse) -> None:
     book = gradebook_read(course=known.course)
-    assert [a.slug for a in book.assignments] == [known.a.slug, known.b.slug]
+    assert [a.slug for a in book.assignments] == [known.b.slug, known.a.slug]  # by due date, undated last
     assert book.max_scores == [2.0, 2.0]
     rows = {row.username.split("-")[0]: row for row in book.rows}
     assert {name: [(c.score, c.attempts) for c in row.cells] for name, row in rows.items()} == {
-        "alice": [(2.0, 2), (0.5, 2)],  # a counts best (2 of 2); b counts the last: 4 → 1 point, late × 0.5
-        "bob": [(0.0, 3), (None, 0)],
-        "carol": [(0.0, 1), (None, 0)],
-        "dave": [(1.0, 1), (None, 0)],
-        "erin": [(0.0, 1), (None, 0)],
+        "alice": [(0.5, 2), (2.0, 2)],  # b counts the last: 4 → 1 point, late × 0.5; a counts the best, 2 of 2
+        "bob": [(None, 0), (0.0, 3)],
+        "carol": [(None, 0), (0.0, 1)],
+        "dave": [(None, 0), (1.0, 1)],
+        "erin": [(None, 0), (0.0, 1)],
     }
-    assert [c.late for c in rows["alice"].cells] == [False, True]
-    assert rows["alice"].cells[1].submission_id == known.submissions[("alice", "b", 2)].id
+    assert [c.late for c in rows["alice"].cells] == [True, False]
+    assert rows["alice"].cells[0].submission_id == known.submissions[("alice", "b", 2)].id
     assert rows["carol"].section == "B"
     assert [r.username.split("-")[0] for r in gradebook_read(course=known.course, section="B").rows] == [
         "carol", "dave"]
@@ -78,8 +78,8 @@ def test_gradebook_csv_has_one_row_per_student_starting_with_the_username(known:
     known.users["erin"].first_name = "=HYPERLINK(\"http://evil\")"
     known.users["erin"].save()
     lines = gradebook_csv(gradebook_read(course=known.course)).splitlines()
-    assert lines[0] == f"username,name,email,section,{known.a.slug},{known.b.slug},total"
-    assert lines[1] == f"{known.users['alice'].username},Alice,alice@example.org,A,2,0.5,2.5"
+    assert lines[0] == f"username,name,email,section,{known.b.slug},{known.a.slug},total"
+    assert lines[1] == f"{known.users['alice'].username},Alice,alice@example.org,A,0.5,2,2.5"
     assert len(lines) == 6
     assert "'=HYPERLINK" in lines[5]  # a formula in a name is quoted, never run by a spreadsheet
 

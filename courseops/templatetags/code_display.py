@@ -10,7 +10,7 @@ from pygments.lexers import PythonLexer
 
 register = template.Library()
 MAX_SHOWN = 50_000
-_FORMATTER = HtmlFormatter(linenos="table", cssclass="code", wrapcode=True)
+_FORMATTER = HtmlFormatter(linenos="table", cssclass="source", wrapcode=True)
 
 
 @register.filter
