@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Q, Sum
+from django.db.models import BooleanField, Case, F, Q, Sum, When
 
 from assignments.models import Assignment, Course, Membership
 from courseops.models import ScoreOverride
@@ -60,20 +60,29 @@ def _assignments(course: Course) -> list[Assignment]:
                 .order_by(F("due_at").asc(nulls_last=True), "slug"))  # the same order on every database
 
 
-def _counted(tries: list[dict[str, Any]], counts: str) -> dict[str, Any] | None:
-    graded = [t for t in tries if t["result__score"] is not None and t["status"] == Submission.Status.GRADED]
+# One counted submission's fields, as fetched: id, student, assignment, status, late, score.
+Try = tuple[int, int, int, str, bool, "float | None"]
+
+
+def _counted(tries: list[Try], counts: str) -> Try | None:
+    """Ids grow with creation time, so the last graded is the largest id; ties of best: the first."""
+    graded = [t for t in tries if t[5] is not None and t[3] == Submission.Status.GRADED]
     if not graded:
         return None
     if counts == Assignment.Counts.LAST:
-        return max(graded, key=lambda t: (t["created_at"], t["id"]))
-    return max(graded, key=lambda t: (t["result__score"], -t["id"]))  # the first best
+        return max(graded, key=lambda t: t[0])
+    return max(graded, key=lambda t: (t[5], -t[0]))
 
 
-def _submission_values(course: Course, student_ids: Iterable[int] | None) -> list[dict[str, Any]]:
+def _submission_values(course: Course, student_ids: Iterable[int] | None) -> list[Try]:
+    """Plain tuples, the late flag computed by the database: no datetimes to convert per row."""
     rows = Submission.objects.filter(assignment__course=course, attempt__isnull=False)
     if student_ids is not None:
         rows = rows.filter(student_id__in=list(student_ids))
-    return list(rows.values("id", "student_id", "assignment_id", "status", "created_at", "result__score"))
+    late = Case(When(assignment__due_at__isnull=False, created_at__gt=F("assignment__due_at"), then=True),
+                default=False, output_field=BooleanField())
+    return list(rows.annotate(late=late).values_list("id", "student_id", "assignment_id", "status", "late",
+                                                     "result__score"))
 
 
 def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gradebook:
@@ -87,9 +96,9 @@ def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gr
     members = members.order_by("user__username")
     assignments = _assignments(course)
     filtered = bool(section or search)
-    tries: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+    tries: dict[tuple[int, int], list[Try]] = defaultdict(list)
     for value in _submission_values(course, [m.user_id for m in members] if filtered else None):
-        tries[(value["student_id"], value["assignment_id"])].append(value)
+        tries[(value[1], value[2])].append(value)
     flagged = _flagged_submissions(course)
     rows = [_row(member, assignments, tries, flagged) for member in members]
     return Gradebook(course=course, assignments=assignments,
@@ -107,7 +116,7 @@ def _flagged_submissions(course: Course) -> dict[str, set[int]]:
     return {"overridden": set(overridden), "regraded": set(regraded)}
 
 
-def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tuple[int, int], list[dict[str, Any]]],
+def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tuple[int, int], list[Try]],
          flagged: dict[str, set[int]]) -> Row:
     user = member.user
     row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
@@ -117,10 +126,9 @@ def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tupl
         counted = _counted(mine, assignment.counts)
         cell = Cell(attempts=len(mine))
         if counted is not None:
-            cell.score, cell.submission_id = counted["result__score"], counted["id"]
-            cell.late = bool(assignment.due_at and counted["created_at"] > assignment.due_at)
-            cell.overridden = counted["id"] in flagged["overridden"]
-            cell.regraded = counted["id"] in flagged["regraded"]
+            cell.score, cell.submission_id, cell.late = counted[5], counted[0], counted[4]
+            cell.overridden = counted[0] in flagged["overridden"]
+            cell.regraded = counted[0] in flagged["regraded"]
         row.cells.append(cell)
     return row
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from assignments.access import course_for_staff_or_404
 from assignments.models import Membership
 from courseops.gradebook import gradebook_csv, gradebook_read
+from courseops.gradebook_html import gradebook_rows_html
 from courseops.roster import roster_sections
 from grader.models import Submission
 
@@ -34,8 +35,9 @@ def gradebook_page(request: HttpRequest, course: str) -> HttpResponse:
         "course": found, "gradebook": gradebook, "section": section, "search": search,
         "sections": roster_sections(course=found),
         "columns": list(zip(gradebook.assignments, gradebook.max_scores, strict=True)),
-        # one reverse() instead of one per cell: 6,000 cells for 300 students × 20 assignments
-        "submission_base": reverse("courseops-submission", args=[0]).removesuffix("0/"),
+        "rows_html": gradebook_rows_html(
+            gradebook.rows, submission_base=reverse("courseops-submission", args=[0]).removesuffix("0/"),
+            student_base=reverse("courseops-student", args=[found.slug, "x"]).removesuffix("x/")),
     })
 
 
