@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import BooleanField, Case, F, Q, Sum, When
+from django.db.models import BooleanField, Case, F, OuterRef, Q, Subquery, Sum, When
+from django.db.models.functions import Coalesce
 
-from assignments.models import Assignment, Course, Membership
+from assignments.models import Assignment, Course, Extension, Membership
 from courseops.models import ScoreOverride
 from grader.models import Submission
 
@@ -30,7 +31,8 @@ class Cell:
     overridden: bool = False
     regraded: bool = False
     submission_id: int | None = None  # the counted submission
-    extension: datetime | None = None
+    extended: bool = False  # this student has an extension (a later date and/or extra attempts)
+    extension: datetime | None = None  # its due (or closing) date, if it moves one
 
 
 @dataclass
@@ -79,8 +81,10 @@ def _submission_values(course: Course, student_ids: Iterable[int] | None) -> lis
     rows = Submission.objects.filter(assignment__course=course, attempt__isnull=False)
     if student_ids is not None:
         rows = rows.filter(student_id__in=list(student_ids))
-    late = Case(When(assignment__due_at__isnull=False, created_at__gt=F("assignment__due_at"), then=True),
-                default=False, output_field=BooleanField())
+    extended = Extension.objects.filter(assignment=OuterRef("assignment_id"), student=OuterRef("student_id"),
+                                        due_at__isnull=False).values("due_at")[:1]
+    due = Coalesce(Subquery(extended), F("assignment__due_at"))  # an extension's due date replaces the course's
+    late = Case(When(Q(created_at__gt=due), then=True), default=False, output_field=BooleanField())
     return list(rows.annotate(late=late).values_list("id", "student_id", "assignment_id", "status", "late",
                                                      "result__score"))
 
@@ -100,7 +104,9 @@ def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gr
     for value in _submission_values(course, [m.user_id for m in members] if filtered else None):
         tries[(value[1], value[2])].append(value)
     flagged = _flagged_submissions(course)
-    rows = [_row(member, assignments, tries, flagged) for member in members]
+    extensions = {(e.student_id, e.assignment_id): e.due_at or e.closes_at
+                  for e in Extension.objects.filter(assignment__course=course)}
+    rows = [_row(member, assignments, tries, flagged, extensions) for member in members]
     return Gradebook(course=course, assignments=assignments,
                      max_scores=[float(a.points or 0.0) for a in assignments], rows=rows)
 
@@ -117,14 +123,15 @@ def _flagged_submissions(course: Course) -> dict[str, set[int]]:
 
 
 def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tuple[int, int], list[Try]],
-         flagged: dict[str, set[int]]) -> Row:
+         flagged: dict[str, set[int]], extensions: dict[tuple[int, int], datetime | None]) -> Row:
     user = member.user
     row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
               section=member.section)
     for assignment in assignments:
         mine = tries.get((user.pk, assignment.pk), [])
         counted = _counted(mine, assignment.counts)
-        cell = Cell(attempts=len(mine))
+        cell = Cell(attempts=len(mine), extended=(user.pk, assignment.pk) in extensions,
+                    extension=extensions.get((user.pk, assignment.pk)))
         if counted is not None:
             cell.score, cell.submission_id, cell.late = counted[5], counted[0], counted[4]
             cell.overridden = counted[0] in flagged["overridden"]
@@ -159,7 +166,7 @@ def gradebook_json(gradebook: Gradebook) -> dict[str, Any]:
                       "scores": {a.slug: {"score": c.score, "attempts": c.attempts, "late": c.late,
                                           "overridden": c.overridden, "regraded": c.regraded,
                                           "submission": c.submission_id,
-                                          "extension": c.extension}
+                                          "extended": c.extended, "extension": c.extension}
                                  for a, c in zip(gradebook.assignments, row.cells, strict=True)}}
                      for row in gradebook.rows],
     }

@@ -24,9 +24,16 @@ def _cell(cell: Cell, submission_base: str) -> str:
         ' <span class="flag late">late</span>' if cell.late else "",
         ' <span class="flag over">override</span>' if cell.overridden else "",
         ' <span class="flag regr">regraded</span>' if cell.regraded else "",
-        f' <span class="flag ext">ext. {cell.extension:%d %b}</span>' if cell.extension else "",
+        _extension_flag(cell),
     ])
     return f'<td>{shown} <span class="muted">({cell.attempts})</span>{flags}</td>'
+
+
+def _extension_flag(cell: Cell) -> str:
+    if not cell.extended:
+        return ""
+    until = f" to {cell.extension:%d %b}" if cell.extension else ""
+    return f' <span class="flag ext">extended{until}</span>'
 
 
 def gradebook_rows_html(rows: Iterable[Row], *, student_base: str, submission_base: str) -> SafeString:

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from assignments.models import Assignment, Variant
+from assignments.models import Assignment, Extension, Variant
 from courseops.models import Regrade, ResultRevision
 from courseops.overrides import counted_score, document_with_overrides, overrides_of
 from grader.models import Result, Submission
@@ -34,11 +34,11 @@ class RegradeError(ValueError):
 
 
 def assignment_fingerprint(*, assignment: Assignment) -> str:
-    """Everything a stored result depends on: program, values, parts and the late policy."""
+    """Everything a stored result depends on: program, values, parts, the late policy, extensions."""
     parts = [(p.key, p.kind, p.order, p.points, p.rel_tol, p.abs_tol, p.config) for p in assignment.parts.all()]
+    extensions = sorted(Extension.objects.filter(assignment=assignment).values_list("student_id", "due_at"))
     blob = json.dumps([assignment.reference_program, assignment.params, assignment.variant_ranges, parts,
-                       assignment.due_at.isoformat() if assignment.due_at else None, assignment.late_penalty],
-                      sort_keys=True, default=str)
+                       assignment.due_at, assignment.late_penalty, extensions], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

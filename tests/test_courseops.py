@@ -163,3 +163,22 @@ def test_one_submission_is_regraded_alone(known: KnownCourse, make_user: Any) ->
     assert Regrade.objects.get(id=regrade.id).status == Regrade.Status.APPLIED
     assert Result.objects.get(submission=erin).score == 1.0
     assert not ResultRevision.objects.filter(submission=dave).exists()
+
+
+def test_an_extension_clears_the_late_flag_and_a_regrade_restores_the_late_points(known: KnownCourse,
+                                                                                  make_user: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from assignments.models import Extension
+
+    alice = known.users["alice"]
+    Extension.objects.create(assignment=known.b, student=alice, due_at=timezone.now() + timedelta(days=1))
+    cell = next(r for r in gradebook_read(course=known.course).rows if r.user_id == alice.pk).cells[0]
+    assert (cell.late, cell.extended, cell.score) == (False, True, 0.5)  # the stored score still has the penalty
+    regrade = regrade_request(assignment=known.b, by=make_user("instructor").user)
+    regrade_preview_compute(regrade_id=regrade.id)
+    regrade.refresh_from_db()
+    late = known.submissions[("alice", "b", 2)].id
+    assert [(c["submission"], c["old"], c["new"]) for c in regrade.changes] == [(late, 0.5, 1.0)]

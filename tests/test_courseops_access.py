@@ -80,6 +80,7 @@ def test_the_staff_api_gives_courses_gradebook_submissions_and_analytics(known: 
     alice = next(s for s in book["students"] if s["username"] == known.users["alice"].username)
     assert alice["scores"][known.b.slug] | {"submission": None} == {
         "score": 0.5, "attempts": 2, "late": True, "overridden": False, "regraded": False, "submission": None,
+        "extended": False,
         "extension": None}
     text = client.get(f"/api/v1/courses/{known.course.slug}/gradebook/?format=csv").content.decode()
     rows = list(csv.reader(io.StringIO(text)))

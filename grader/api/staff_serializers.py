@@ -21,7 +21,8 @@ class GradebookCellSerializer(serializers.Serializer):
     overridden = serializers.BooleanField()
     regraded = serializers.BooleanField()
     submission = serializers.IntegerField(allow_null=True, help_text="Id of the counted submission")
-    extension = serializers.DateTimeField(allow_null=True)
+    extended = serializers.BooleanField(help_text="The student has an extension on this assignment")
+    extension = serializers.DateTimeField(allow_null=True, help_text="The extension's due (or closing) date")
 
 
 class GradebookStudentSerializer(serializers.Serializer):
