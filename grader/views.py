@@ -131,7 +131,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The small fragment the page polls until the submission is graded."""
     submission = _submission_or_404(request, pk)
-    return render(request, "grader/_status.html", _status_context(request, submission))
+    context = _status_context(request, submission)
+    if request.GET.get("meta") == "1":  # polled from the assignment page: its header shows the new score
+        context["on_assignment_page"] = True
+        if not context["pending"]:
+            context["row"] = assignment_row(user=request.user, slug=submission.assignment.slug)
+    return render(request, "grader/_status_response.html", context)
 
 
 @never_cache

@@ -82,3 +82,22 @@ def test_an_instructor_enrols_reads_the_gradebook_drills_down_and_sees_the_chart
     assert page.locator("table.staff-submissions tbody tr").count() == 4  # the three 4s and the 12
     page.goto(f"{web_server}/staff/assignments/{known.a.slug}/analytics/")
     page.screenshot(path=str(OUTPUT / "courseops-analytics.png"), full_page=True)
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_a_student_is_taken_to_the_result_and_the_header_score_updates_without_a_reload(
+    live_db: None, worker: Any, web_server: str, student: Any, page: Any  # noqa: F811
+) -> None:
+    log_in(page, web_server, student)
+    page.goto(f"{web_server}/assignments/visual-walkthrough/")
+    assert "—" in page.locator("#assignment-meta").inner_text()  # nothing graded yet
+    page.evaluate("window.__noReload = 'still-here'")
+    page.get_by_label("x.grad").fill("7")
+    page.get_by_label("y.grad").fill("2")
+    page.get_by_role("button", name="Submit answers").click()
+    page.wait_for_function("() => document.querySelector('#status-region [data-status=graded]') !== null")
+    page.wait_for_function("() => document.activeElement && document.activeElement.dataset.status === 'graded'")
+    assert "2 / 5" in page.locator("#assignment-meta").inner_text()  # swapped in when grading finished
+    assert page.evaluate("window.__noReload") == "still-here"
+    page.screenshot(path=str(OUTPUT / "courseops-student-result.png"), full_page=False)
