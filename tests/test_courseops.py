@@ -182,3 +182,14 @@ def test_an_extension_clears_the_late_flag_and_a_regrade_restores_the_late_point
     regrade.refresh_from_db()
     late = known.submissions[("alice", "b", 2)].id
     assert [(c["submission"], c["old"], c["new"]) for c in regrade.changes] == [(late, 0.5, 1.0)]
+
+
+def test_the_polled_status_brings_the_header_score_only_to_the_assignment_page(known: KnownCourse) -> None:
+    alice = type("P", (), {"user": known.users["alice"]})()
+    url = f"/submissions/{known.submissions[('alice', 'a', 2)].id}/status/"
+    on_page = logged_in(alice).get(url, HTTP_HX_REQUEST="true",
+                                   HTTP_HX_CURRENT_URL=f"http://testserver/assignments/{known.a.slug}/").content.decode()
+    assert 'id="assignment-meta" class="meta" hx-swap-oob="true"' in on_page and "2 / 2" in on_page
+    elsewhere = logged_in(alice).get(url, HTTP_HX_REQUEST="true",
+                                     HTTP_HX_CURRENT_URL=f"http://testserver{url[:-7]}").content.decode()
+    assert "assignment-meta" not in elsewhere
