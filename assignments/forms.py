@@ -68,7 +68,7 @@ class AssignmentForm(forms.Form):
 
 class PartForm(forms.Form):
     key = forms.CharField(max_length=64, help_text="x.grad for a numeric part; a name otherwise")
-    kind = forms.ChoiceField(choices=[(k, k) for k in KINDS])
+    kind = forms.ChoiceField(choices=[(k, k) for k in KINDS], initial="numeric")
     points = forms.FloatField(initial=1)
     rel_tol = forms.FloatField(initial=1e-4)
     abs_tol = forms.FloatField(initial=1e-6)

@@ -22,6 +22,8 @@ from grader.variants import params_for_student, variant_get, variant_points
 
 SAMPLE_STUDENTS = (1, 2, 3)  # variants drawn as for these student ids
 LOCAL_KINDS = frozenset({"wrong_local_derivative"})
+SEEDED_RE = re.compile(r"(\w+)\.backward\((?!\s*\)|\s*retain_graph)(.+)\)\s*$", re.MULTILINE)
+NOT_FINITE_RE = re.compile(r"AnalysisError: (\S+) is not finite")
 NO_VARIABLE_RE = re.compile(r"defines no variable '([^']+)'")
 
 
@@ -80,6 +82,10 @@ def _reference_reason(error: str, label: str) -> Reason:
     if missing:
         name = missing.group(1)
         return _reason("no-tensor", f"parts.{name}", f"names no tensor of the reference program ({error})")
+    infinite = NOT_FINITE_RE.search(error)
+    if infinite:
+        return _reason("non-finite", f"parts.{infinite.group(1)}",
+                       f"the reference gives a non-finite value at {label} ({error})")
     return _reason("reference-fails", "reference", f"fails at {label}: {error}")
 
 
@@ -194,7 +200,27 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
             reasons += _constant_formula(part, points, analyses)
         elif part.config.get("mode") == "function" and not part.config.get("forbid_autograd"):
             reasons += _autograd_passes(assignment, part, points, analyses)
+        elif part.config.get("mode") == "program" and SEEDED_RE.search(assignment.reference_program):
+            reasons += _default_seed_passes(assignment, part, points, analyses)
     return reasons
+
+
+def _default_seed_passes(assignment: Assignment, part: Part, points: list[dict[str, Any]],
+                         analyses: list[Analysis]) -> list[Reason]:
+    """A program part whose seeded backward also passes with the default seed (ones)."""
+    from grader.code_parts import code_part_diagnosis
+
+    source = SEEDED_RE.sub(lambda m: f"{m.group(1)}.backward(torch.ones_like({m.group(1)}))",
+                           assignment.reference_program)
+    try:
+        verdict = code_part_diagnosis(part=part, source=source, points=points, analyses=analyses)
+    except ReferenceError:
+        return []
+    if not verdict.correct:
+        return []
+    return [_reason("default-seed", f"parts.{part.key}",
+                    "the default seed (ones) passes at every evaluation point: vary the seed (config.vary) "
+                    "or seed with something other than ones")]
 
 
 def _constant_formula(part: Part, points: list[dict[str, Any]], analyses: list[Analysis]) -> list[Reason]:

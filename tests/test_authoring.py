@@ -155,3 +155,24 @@ def test_form_errors_name_the_field_and_lose_nothing(instructor: Any) -> None:
     assert response.status_code == 400 and "params: is not valid TOML" in page
     assert "Take $z = x y + x^2$" in page  # what was typed comes back
     assert not Assignment.objects.filter(slug=slug).exists()
+
+
+def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, student: Any) -> None:
+    from django.utils import timezone
+
+    from assignments.selectors import version_graded_against
+
+    client = logged_in(instructor)
+    slug = _slug("versions")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    graded = Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "9"},
+                                       status=Submission.Status.GRADED, graded_at=timezone.now())
+    assert client.post(f"/staff/assignments/{slug}/edit/", form_post(slug=slug, params="x0 = 2.5\ny0 = -0.5")
+                       ).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    version = version_graded_against(assignment_id=assignment.pk, graded_at=graded.graded_at)
+    assert version is not None and version.number == 1 and "x0 = 1.5" in version.catalog
+    latest = version_graded_against(assignment_id=assignment.pk, graded_at=timezone.now())
+    assert latest is not None and latest.number == 2 and "x0 = 2.5" in latest.catalog
