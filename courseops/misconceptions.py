@@ -85,6 +85,12 @@ def _first_and_final(per_student: dict[str, list[tuple[int, int, bool, str]]]) -
     }
 
 
+def stuck_after_from(query: Any) -> int:
+    """`?stuck_after=N` of a page or API request, bounded to 1–100 (default STUCK_AFTER)."""
+    raw = str(query.get("stuck_after", ""))
+    return min(max(int(raw), 1), 100) if raw.isdigit() else STUCK_AFTER
+
+
 def stuck_students(stats: PartStats, *, after: int = STUCK_AFTER) -> list[dict[str, Any]]:
     """Students with at least `after` attempts on the part and no right answer yet."""
     stuck = []

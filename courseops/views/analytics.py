@@ -15,15 +15,10 @@ from django.views.decorators.http import require_GET
 from assignments.access import assignment_for_staff_or_404
 from courseops.analytics import analytics_csv_rows, analytics_read
 from courseops.charts import bar_chart, trend_chart
-from courseops.misconceptions import STUCK_AFTER
+from courseops.misconceptions import stuck_after_from
 from courseops.views.gradebook import csv_response
 
 MAX_BARS = 8
-
-
-def stuck_after_from(query: Any) -> int:
-    raw = str(query.get("stuck_after", ""))
-    return min(max(int(raw), 1), 100) if raw.isdigit() else STUCK_AFTER
 
 
 def _charts(key: str, part: dict[str, Any]) -> dict[str, Any]:

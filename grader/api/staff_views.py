@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404, course_role, staff_courses
 from courseops.analytics import analytics_csv_rows, analytics_read
 from courseops.gradebook import gradebook_csv, gradebook_json, gradebook_read
+from courseops.misconceptions import stuck_after_from
 from courseops.models import Regrade
 from courseops.regrades import RegradeError, regrade_apply_start, regrade_request
 from courseops.submission_lists import PAGE, SubmissionFilter, submissions_for_staff
@@ -105,8 +106,6 @@ class Analytics(APIView):
                                                 "before a student counts as stuck (default 3)"),
                                OpenApiParameter("format", str, enum=["json", "csv"])])
     def get(self, request: Request, slug: str) -> Response:
-        from courseops.views.analytics import stuck_after_from
-
         assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
         data = analytics_read(assignment=assignment, stuck_after=stuck_after_from(request.query_params))
         if request.accepted_renderer.format == "csv":
