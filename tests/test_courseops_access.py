@@ -112,6 +112,10 @@ def test_the_regrade_api_previews_then_applies_the_preview(known: KnownCourse, s
     done = client.get(f"/api/v1/assignments/{known.a.slug}/regrade/{started.json()['id']}/").json()
     erin = known.submissions[("erin", "a", 1)].id
     assert [(c["submission"], c["old"], c["new"]) for c in done["changes"] if c["score_changed"]] == [(erin, 0, 1)]
+    page = logged_in(staff["instructor"]).get(f"/staff/assignments/{known.a.slug}/regrades/{done['id']}/")
+    text = page.content.decode()
+    assert "<strong>1</strong> score changes of 8" in text and known.users["erin"].username in text
+    assert "Apply this regrade" in text
     assert client.post(f"/api/v1/assignments/{known.a.slug}/regrade/", {"dry_run": False},
                        format="json").status_code == 400
     applying = client.post(f"/api/v1/assignments/{known.a.slug}/regrade/",
