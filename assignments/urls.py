@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from assignments.views import authoring, courses
 
@@ -21,4 +21,5 @@ urlpatterns = [
     path("assignments/<slug:slug>/delete/", authoring.assignment_delete, name="staff-assignment-delete"),
     path("assignments/<slug:slug>/export.toml", authoring.assignment_export, name="staff-assignment-export"),
     path("assignments/<slug:slug>/extensions/", authoring.assignment_extensions, name="staff-assignment-extensions"),
+    path("", include("courseops.urls")),  # roster, gradebook, analytics, regrades (COURSEOPS)
 ]

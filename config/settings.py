@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "assignments",
     "grader",
+    "courseops",
 ]
 
 MIDDLEWARE = [

@@ -121,19 +121,33 @@ def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
     return graded, variant
 
 
-def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant) -> None:
+def submission_regraded(*, submission: Submission) -> tuple[dict[str, Any], Variant]:
+    """The Result fields grading this submission now would store, and the variant graded with.
+
+    Writes nothing (course operations preview and apply regrades with it). Raises ReferenceError.
+    """
+    graded, variant = _graded(submission=submission)
+    return result_fields(submission=submission, graded=graded), variant
+
+
+def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
+    """score (after the late factor), max_score, document and highlight of a Result."""
     window = window_at(assignment=submission.assignment, at=submission.created_at,
                        student_id=submission.student_id)
     document = {**graded.document, "late_factor": window.late_factor}
     highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
                            for key, diagnosis in graded.diagnoses.items()}}
     score = round(document["score"] * window.late_factor, 6)
+    return {"score": score, "max_score": document["max_score"], "document": document, "highlight": highlight}
+
+
+def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant) -> None:
+    fields = result_fields(submission=submission, graded=graded)
     with transaction.atomic():
         owned = Submission.objects.select_for_update().filter(id=submission.id, claim=token,
                                                               status=Submission.Status.RUNNING)
         if not owned.exists():
             return  # the sweeper handed the row to another run; its result wins
-        fields = {"score": score, "max_score": document["max_score"], "document": document, "highlight": highlight}
         if not Result.objects.filter(submission_id=submission.id).update(**fields):  # idempotent rewrite
             Result.objects.create(submission_id=submission.id, **fields)
         owned.update(status=Submission.Status.GRADED, graded_at=_now(), variant=variant)  # the one graded with

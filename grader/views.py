@@ -8,10 +8,12 @@ place and its status fragment polls until graded) and as a plain form otherwise
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlparse
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -131,7 +133,11 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The small fragment the page polls until the submission is graded."""
     submission = _submission_or_404(request, pk)
-    return render(request, "grader/_status.html", _status_context(request, submission))
+    context = _status_context(request, submission)
+    polled_from = urlparse(request.headers.get("HX-Current-URL", "")).path
+    if not context["pending"] and polled_from == reverse("assignment", args=[submission.assignment.slug]):
+        context["row"] = assignment_row(user=request.user, slug=submission.assignment.slug)  # the header's score
+    return render(request, "grader/_status_response.html", context)
 
 
 @never_cache

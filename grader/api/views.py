@@ -24,6 +24,7 @@ from grader.api.serializers import (
     SubmissionCreateSerializer,
     SubmissionSerializer,
 )
+from grader.api.staff_views import STAFF_FILTERS, staff_submissions
 from grader.grading import AnswerErrors
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
@@ -78,9 +79,12 @@ class AssignmentDetail(APIView):
 class SubmissionCollection(APIView):
     parser_classes = [JSONParser]
 
-    @extend_schema(responses=SubmissionSerializer(many=True), summary="My submissions to this assignment")
+    @extend_schema(responses=SubmissionSerializer(many=True), parameters=STAFF_FILTERS,
+                   summary="My submissions to this assignment; for its course's staff, everyone's (filterable)")
     def get(self, request: Request, slug: str) -> Response:
         row = _row_or_404(request, slug)
+        if is_instructor(user=request.user, assignment=row.assignment):
+            return staff_submissions(request, slug)
         submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
         context = {"request": request, "show_expected": is_instructor(user=request.user, assignment=row.assignment)}
         return Response(SubmissionSerializer(submissions, many=True, context=context).data)

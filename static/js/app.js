@@ -1,5 +1,5 @@
 // Typesets $…$ math with KaTeX in every piece of the page htmx inserts (and the page itself),
-// and moves keyboard focus to the first field the server marked invalid.
+// moves keyboard focus to the first field the server marked invalid, and to a result once graded.
 (function () {
   "use strict";
   var MATH = {
@@ -26,9 +26,20 @@
     }
   }
 
+  // When a polled submission finishes grading, keyboard and screen-reader users land on the
+  // result and everyone sees it: focus it and scroll it into view (not on a full page load).
+  function revealFinished(elt) {
+    var done = elt && elt.matches && elt.matches("#status-region [data-status=graded], #status-region [data-status=error]");
+    if (done && elt !== document.activeElement) {
+      elt.focus({ preventScroll: true });
+      elt.scrollIntoView({ block: "start", behavior: "smooth" });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     if (window.htmx) {
       window.htmx.onLoad(typeset); // called for the body too, and for every swapped-in fragment
+      window.htmx.onLoad(revealFinished);
     } else {
       typeset(document.body);
     }

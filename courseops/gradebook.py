@@ -1,0 +1,172 @@
+"""The gradebook: students × assignments with the counted score, attempts, late flag and extension.
+
+Read in three queries whatever the course size: memberships, assignments with their points, and
+every counted submission of the course as plain values; the counted score is picked in Python
+with the same rule as the student's home page (best, or the last graded).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import BooleanField, Case, F, OuterRef, Q, Subquery, Sum, When
+from django.db.models.functions import Coalesce
+
+from assignments.models import Assignment, Course, Extension, Membership
+from courseops.models import ScoreOverride
+from grader.models import Submission
+
+
+@dataclass
+class Cell:
+    score: float | None = None  # None: nothing graded
+    attempts: int = 0
+    late: bool = False
+    overridden: bool = False
+    regraded: bool = False
+    submission_id: int | None = None  # the counted submission
+    extended: bool = False  # this student has an extension (a later date and/or extra attempts)
+    extension: datetime | None = None  # its due (or closing) date, if it moves one
+
+
+@dataclass
+class Row:
+    user_id: int
+    username: str
+    name: str
+    email: str
+    section: str
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return round(sum(cell.score or 0.0 for cell in self.cells), 6)
+
+
+@dataclass
+class Gradebook:
+    course: Course
+    assignments: list[Assignment]
+    max_scores: list[float]
+    rows: list[Row]
+
+
+def _assignments(course: Course) -> list[Assignment]:
+    return list(Assignment.objects.filter(course=course).annotate(points=Sum("parts__points"))
+                .order_by(F("due_at").asc(nulls_last=True), "slug"))  # the same order on every database
+
+
+# One counted submission's fields, as fetched: id, student, assignment, status, late, score.
+Try = tuple[int, int, int, str, bool, "float | None"]
+
+
+def _counted(tries: list[Try], counts: str) -> Try | None:
+    """Ids grow with creation time, so the last graded is the largest id; ties of best: the first."""
+    graded = [t for t in tries if t[5] is not None and t[3] == Submission.Status.GRADED]
+    if not graded:
+        return None
+    if counts == Assignment.Counts.LAST:
+        return max(graded, key=lambda t: t[0])
+    return max(graded, key=lambda t: (t[5], -t[0]))
+
+
+def _submission_values(course: Course, student_ids: Iterable[int] | None) -> list[Try]:
+    """Plain tuples, the late flag computed by the database: no datetimes to convert per row."""
+    rows = Submission.objects.filter(assignment__course=course, attempt__isnull=False)
+    if student_ids is not None:
+        rows = rows.filter(student_id__in=list(student_ids))
+    extended = Extension.objects.filter(assignment=OuterRef("assignment_id"), student=OuterRef("student_id"),
+                                        due_at__isnull=False).values("due_at")[:1]
+    due = Coalesce(Subquery(extended), F("assignment__due_at"))  # an extension's due date replaces the course's
+    late = Case(When(Q(created_at__gt=due), then=True), default=False, output_field=BooleanField())
+    return list(rows.annotate(late=late).values_list("id", "student_id", "assignment_id", "status", "late",
+                                                     "result__score"))
+
+
+def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gradebook:
+    """Every student of the course (optionally one section, or matching `search`) as a row."""
+    members = Membership.objects.filter(course=course, role=Membership.Role.STUDENT).select_related("user")
+    if section:
+        members = members.filter(section=section)
+    if search:
+        members = members.filter(Q(user__username__icontains=search) | Q(user__first_name__icontains=search)
+                                 | Q(user__last_name__icontains=search) | Q(user__email__icontains=search))
+    members = members.order_by("user__username")
+    assignments = _assignments(course)
+    filtered = bool(section or search)
+    tries: dict[tuple[int, int], list[Try]] = defaultdict(list)
+    for value in _submission_values(course, [m.user_id for m in members] if filtered else None):
+        tries[(value[1], value[2])].append(value)
+    flagged = _flagged_submissions(course)
+    extensions = {(e.student_id, e.assignment_id): e.due_at or e.closes_at
+                  for e in Extension.objects.filter(assignment__course=course)}
+    rows = [_row(member, assignments, tries, flagged, extensions) for member in members]
+    return Gradebook(course=course, assignments=assignments,
+                     max_scores=[float(a.points or 0.0) for a in assignments], rows=rows)
+
+
+def _flagged_submissions(course: Course) -> dict[str, set[int]]:
+    from courseops.models import ResultRevision
+
+    overridden = ScoreOverride.objects.filter(submission__assignment__course=course).values_list("submission_id",
+                                                                                               flat=True)
+    regraded = ResultRevision.objects.filter(submission__assignment__course=course,
+                                             reason=ResultRevision.Reason.REGRADE).values_list("submission_id",
+                                                                                               flat=True)
+    return {"overridden": set(overridden), "regraded": set(regraded)}
+
+
+def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tuple[int, int], list[Try]],
+         flagged: dict[str, set[int]], extensions: dict[tuple[int, int], datetime | None]) -> Row:
+    user = member.user
+    row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
+              section=member.section)
+    for assignment in assignments:
+        mine = tries.get((user.pk, assignment.pk), [])
+        counted = _counted(mine, assignment.counts)
+        cell = Cell(attempts=len(mine), extended=(user.pk, assignment.pk) in extensions,
+                    extension=extensions.get((user.pk, assignment.pk)))
+        if counted is not None:
+            cell.score, cell.submission_id, cell.late = counted[5], counted[0], counted[4]
+            cell.overridden = counted[0] in flagged["overridden"]
+            cell.regraded = counted[0] in flagged["regraded"]
+        row.cells.append(cell)
+    return row
+
+
+def gradebook_csv(gradebook: Gradebook) -> str:
+    """One row per student, starting with the username; then each assignment's counted score."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["username", "name", "email", "section", *[a.slug for a in gradebook.assignments], "total"])
+    for row in gradebook.rows:
+        scores = ["" if cell.score is None else f"{cell.score:g}" for cell in row.cells]
+        writer.writerow([_safe(row.username), _safe(row.name), _safe(row.email), _safe(row.section), *scores,
+                         f"{row.total:g}"])
+    return out.getvalue()
+
+
+def _safe(text: str) -> str:
+    """Spreadsheets run cells starting with = + - @ as formulas: quote them (CSV injection)."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def gradebook_json(gradebook: Gradebook) -> dict[str, Any]:
+    return {
+        "course": gradebook.course.slug,
+        "assignments": [{"slug": a.slug, "title": a.title, "max_score": m, "due_at": a.due_at}
+                        for a, m in zip(gradebook.assignments, gradebook.max_scores, strict=True)],
+        "students": [{"username": row.username, "name": row.name, "section": row.section, "total": row.total,
+                      "scores": {a.slug: {"score": c.score, "attempts": c.attempts, "late": c.late,
+                                          "overridden": c.overridden, "regraded": c.regraded,
+                                          "submission": c.submission_id,
+                                          "extended": c.extended, "extension": c.extension}
+                                 for a, c in zip(gradebook.assignments, row.cells, strict=True)}}
+                     for row in gradebook.rows],
+    }

@@ -1,0 +1,189 @@
+"""Regrade with preview: after a change of reference, tolerance, points or late policy, list exactly
+whose scores would change, then apply exactly those through the queue, keeping the old results.
+
+Both steps re-run grading through grader.services (the same engine the workers use). The preview
+records a fingerprint of everything grading depends on; applying refuses a stale preview.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from assignments.models import Assignment, Extension, Variant
+from courseops.models import Regrade, ResultRevision
+from courseops.overrides import counted_score, document_with_overrides, overrides_of
+from grader.models import Result, Submission
+from grader.reference import ReferenceError
+from grader.services import submission_regraded
+from grader.variants import variant_ready
+
+log = logging.getLogger(__name__)
+SCORE_EPSILON = 1e-9
+
+
+class RegradeError(ValueError):
+    """The regrade cannot be applied (not previewed, already applied, or stale)."""
+
+
+def assignment_fingerprint(*, assignment: Assignment) -> str:
+    """Everything a stored result depends on: program, values, parts, the late policy, extensions."""
+    parts = [(p.key, p.kind, p.order, p.points, p.rel_tol, p.abs_tol, p.config) for p in assignment.parts.all()]
+    extensions = sorted(Extension.objects.filter(assignment=assignment).values_list("student_id", "due_at"))
+    blob = json.dumps([assignment.reference_program, assignment.params, assignment.variant_ranges, parts,
+                       assignment.due_at, assignment.late_penalty, extensions], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def regrade_request(*, assignment: Assignment, by: AbstractBaseUser, submission: Submission | None = None) -> Regrade:
+    """Starts a preview in the queue. With `submission`, only that one is regraded, and the regrade
+    applies itself once previewed."""
+    regrade = Regrade.objects.create(assignment=assignment, submission=submission, requested_by=by)
+    transaction.on_commit(lambda: _enqueue("courseops.regrade_preview", regrade.id))
+    return regrade
+
+
+def _enqueue(task_name: str, regrade_id: int) -> None:
+    from config.celery_app import app
+
+    try:
+        app.send_task(task_name, args=[regrade_id])
+    except Exception:  # broker down: the row keeps its status; staff can ask again
+        log.exception("could not enqueue %s for regrade %s", task_name, regrade_id)
+
+
+def _graded_rows(regrade: Regrade) -> Iterator[Submission]:
+    rows = Submission.objects.filter(assignment_id=regrade.assignment_id, status=Submission.Status.GRADED,
+                                     result__isnull=False)
+    if regrade.submission_id is not None:
+        rows = rows.filter(id=regrade.submission_id)
+    return rows.select_related("result", "student").order_by("id").iterator(chunk_size=1000)
+
+
+class _Regrader:
+    """Grades submissions of one assignment with its current reference, each variant resolved once."""
+
+    def __init__(self, *, assignment_id: int, submission_id: int | None = None) -> None:
+        self.assignment = Assignment.objects.prefetch_related("parts").get(id=assignment_id)
+        self.variants: dict[int, Variant] = {}
+        self.overrides = overrides_of(assignment_id=assignment_id, submission_id=submission_id)
+
+    def fields(self, submission: Submission) -> dict[str, Any]:
+        """New Result fields, with the submission's overrides applied again on top."""
+        submission.assignment = self.assignment
+        if submission.variant_id is None:
+            raise ReferenceError("the submission has no variant")
+        if submission.variant_id not in self.variants:
+            stored = Variant.objects.get(id=submission.variant_id)
+            stored.assignment = self.assignment
+            self.variants[submission.variant_id] = variant_ready(variant=stored)
+        submission.variant = self.variants[submission.variant_id]
+        fields, _ = submission_regraded(submission=submission)
+        mine = self.overrides.get(submission.id, [])
+        if mine:
+            fields["document"] = document_with_overrides(document=fields["document"], overrides=mine)
+            fields["score"] = counted_score(fields["document"])
+        return fields
+
+
+def _verdicts(document: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(p["part"], p.get("correct"), p.get("score"), p.get("max_score"), p.get("diagnosis", {}).get("kind"),
+             p.get("diagnosis", {}).get("paths")) for p in document.get("parts", [])]
+
+
+def _change(submission: Submission, fields: dict[str, Any]) -> dict[str, Any] | None:
+    """What the preview lists for one submission, or None when its result would stay the same.
+    `score_changed` is false when only the feedback or the maximum changes (the points stay)."""
+    result = submission.result
+    score_changed = abs(fields["score"] - result.score) > SCORE_EPSILON
+    same_max = fields["max_score"] == result.max_score
+    if not score_changed and same_max and _verdicts(fields["document"]) == _verdicts(result.document):
+        return None
+    return {"submission": submission.id, "student": submission.student.get_username(),
+            "attempt": submission.attempt, "old": result.score, "new": fields["score"],
+            "max_score": fields["max_score"], "score_changed": score_changed}
+
+
+def regrade_preview_compute(*, regrade_id: int) -> None:
+    """Grades every graded submission in scope again, writing nothing but the regrade's change list.
+    A single-submission regrade then applies itself."""
+    regrade = Regrade.objects.filter(id=regrade_id, status=Regrade.Status.PREVIEWING).first()
+    if regrade is None:
+        return
+    regrader = _Regrader(assignment_id=regrade.assignment_id, submission_id=regrade.submission_id)
+    changes, checked = [], 0
+    try:
+        for submission in _graded_rows(regrade):
+            checked += 1
+            change = _change(submission, regrader.fields(submission))
+            if change is not None:
+                changes.append(change)
+    except ReferenceError as exc:
+        Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.FAILED, error=str(exc)[:2000])
+        return
+    Regrade.objects.filter(id=regrade.id, status=Regrade.Status.PREVIEWING).update(
+        status=Regrade.Status.PREVIEWED, changes=changes, checked=checked, previewed_at=timezone.now(),
+        fingerprint=assignment_fingerprint(assignment=regrader.assignment))
+    if regrade.submission_id is not None:
+        regrade_apply_start(regrade_id=regrade.id)
+
+
+def regrade_apply_start(*, regrade_id: int) -> Regrade:
+    """previewed → applying, once; then the queue applies it. Raises RegradeError when the preview
+    is not ready, was applied already or is stale (the assignment changed since)."""
+    with transaction.atomic():
+        regrade = Regrade.objects.select_for_update().select_related("assignment").get(id=regrade_id)
+        if regrade.status != Regrade.Status.PREVIEWED:
+            raise RegradeError(f"This regrade is {regrade.status}: only a finished preview can be applied.")
+        stale = assignment_fingerprint(assignment=regrade.assignment) != regrade.fingerprint
+        regrade.status = Regrade.Status.STALE if stale else Regrade.Status.APPLYING
+        Regrade.objects.filter(id=regrade.id).update(status=regrade.status)
+        if not stale:
+            transaction.on_commit(lambda: _enqueue("courseops.regrade_apply", regrade_id))
+    if stale:
+        raise RegradeError("The assignment changed after this preview: preview the regrade again.")
+    return regrade
+
+
+def regrade_apply(*, regrade_id: int) -> None:
+    """Replaces the result of every submission the preview listed, each exactly once (a redelivered
+    task skips those already done), keeping the old result as a revision."""
+    regrade = Regrade.objects.filter(id=regrade_id, status=Regrade.Status.APPLYING).first()
+    if regrade is None:
+        return
+    regrader = _Regrader(assignment_id=regrade.assignment_id, submission_id=regrade.submission_id)
+    if assignment_fingerprint(assignment=regrader.assignment) != regrade.fingerprint:
+        Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.STALE)
+        return
+    try:
+        for change in regrade.changes:
+            _apply_one(regrade=regrade, regrader=regrader, submission_id=change["submission"])
+    except ReferenceError as exc:  # the rows done stay done; applying again resumes
+        Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.FAILED, error=str(exc)[:2000])
+        return
+    done = ResultRevision.objects.filter(regrade=regrade).count()
+    Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.APPLIED, applied=done,
+                                                 applied_at=timezone.now())
+
+
+def _apply_one(*, regrade: Regrade, regrader: _Regrader, submission_id: int) -> None:
+    with transaction.atomic():
+        submission = (Submission.objects.select_for_update().select_related("student")
+                      .filter(id=submission_id, status=Submission.Status.GRADED).first())
+        if submission is None or ResultRevision.objects.filter(submission=submission, regrade=regrade).exists():
+            return
+        result = Result.objects.get(submission=submission)
+        fields = regrader.fields(submission)
+        ResultRevision.objects.create(submission=submission, reason=ResultRevision.Reason.REGRADE, regrade=regrade,
+                                      score=result.score, max_score=result.max_score, document=result.document,
+                                      highlight=result.highlight)
+        fields["document"]["regraded"] = {"at": timezone.now().isoformat(), "previous_score": result.score,
+                                          "previous_max_score": result.max_score, "regrade": regrade.id}
+        Result.objects.filter(id=result.id).update(**fields)

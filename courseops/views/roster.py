@@ -1,0 +1,59 @@
+"""The roster page and bulk enrolment by CSV (dry run first, then apply)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from assignments.access import course_for_staff_or_404, staff_courses
+from courseops.roster import roster_apply, roster_members, roster_plan, roster_sections
+from courseops.roster_csv import MAX_BYTES, RosterFileError
+
+SHOWN = 1000
+
+
+def _uploaded(request: HttpRequest) -> bytes:
+    """The file of the first step, or the text the preview page posts back to apply it."""
+    upload = request.FILES.get("file")
+    if upload is not None:
+        if upload.size and upload.size > MAX_BYTES:
+            raise RosterFileError(f"The file is larger than {MAX_BYTES // 1000} kB.")
+        return upload.read(MAX_BYTES + 1)
+    return request.POST.get("csv", "").encode()[:MAX_BYTES + 1]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def roster_page(request: HttpRequest, course: str) -> HttpResponse:
+    found = course_for_staff_or_404(user=request.user, slug=course)
+    can_enrol = staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists()
+    context = {"course": found, "can_enrol": can_enrol, "search": request.GET.get("q", "")[:100],
+               "section": request.GET.get("section", "")[:64], "sections": roster_sections(course=found)}
+    status = 200
+    if request.method == "POST":
+        course_for_staff_or_404(user=request.user, slug=course, authoring=True)  # TAs: 403
+        try:
+            data = _uploaded(request)
+            if request.POST.get("apply") == "1":
+                plan = roster_apply(course=found, data=data, by=request.user)
+                if not plan.errors:
+                    messages.success(request, _applied_message(plan.counts))
+                    return redirect("courseops-roster", course=found.slug)
+            else:
+                plan = roster_plan(course=found, data=data, by=request.user)
+            context.update(plan=plan, csv_text=data.decode("utf-8-sig", errors="replace"))
+            status = 400 if plan.errors else 200
+        except RosterFileError as exc:
+            context["file_error"] = str(exc)
+            status = 400
+    members = roster_members(course=found, search=context["search"], section=context["section"])
+    context.update(members=members[:SHOWN], total=members.count(), shown=SHOWN)
+    return render(request, "staff/courseops/roster.html", context, status=status)
+
+
+def _applied_message(counts: dict[str, int]) -> str:
+    return (f"Enrolment done: {counts.get('create', 0)} new accounts, {counts.get('enrol', 0)} enrolled, "
+            f"{counts.get('update', 0)} updated, {counts.get('unchanged', 0)} unchanged.")

@@ -1,0 +1,74 @@
+"""Staff views of submissions: the filterable list, one submission with everything, overrides."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from assignments.access import assignment_for_staff_or_404
+from courseops.models import Regrade, ResultRevision, ScoreOverride
+from courseops.overrides import OverrideError, score_override_create
+from courseops.regrades import regrade_request
+from courseops.staff_access import submission_for_staff_or_404
+from courseops.submission_lists import PAGE, SubmissionFilter, submissions_for_staff
+from grader.models import Submission
+from grader.selectors import result_document, submission_error
+
+
+@login_required
+@require_GET
+def submission_list(request: HttpRequest, slug: str) -> HttpResponse:
+    assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
+    wanted = SubmissionFilter.from_query(request.GET)
+    page = max(int(request.GET.get("page", "1")) if request.GET.get("page", "1").isdigit() else 1, 1)
+    rows = submissions_for_staff(assignment=assignment, wanted=wanted, offset=(page - 1) * PAGE)
+    return render(request, "staff/courseops/submissions.html", {
+        "course": assignment.course, "assignment": assignment, "wanted": wanted, "rows": rows, "page": page,
+        "more": len(rows) == PAGE, "parts": list(assignment.parts.values_list("key", flat=True)),
+        "statuses": Submission.Status.values, "query": request.GET.urlencode(),
+    })
+
+
+@login_required
+@require_GET
+def submission_page(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = submission_for_staff_or_404(user=request.user, pk=pk)
+    return render(request, "staff/courseops/submission.html", {
+        "course": submission.assignment.course, "submission": submission, "assignment": submission.assignment,
+        "document": result_document(submission=submission, show_expected=True),
+        "error": submission_error(submission=submission, show_reason=True), "show_expected": True,
+        "overrides": ScoreOverride.objects.filter(submission=submission).select_related("by"),
+        "revisions": ResultRevision.objects.filter(submission=submission),
+        "regrades": Regrade.objects.filter(submission=submission)[:5],
+    })
+
+
+@login_required
+@require_POST
+def override_create(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = submission_for_staff_or_404(user=request.user, pk=pk)
+    try:
+        score = float(request.POST.get("score", ""))
+        score_override_create(submission_id=submission.id, part=request.POST.get("part", ""), score=score,
+                              comment=request.POST.get("comment", ""), by=request.user)
+        messages.success(request, "Score overridden; the student sees your comment.")
+    except ValueError as exc:  # OverrideError, or a score that is not a number
+        text = str(exc) if isinstance(exc, OverrideError) else "The score must be a number."
+        messages.error(request, text)
+    return redirect("courseops-submission", pk=submission.id)
+
+
+@login_required
+@require_POST
+def submission_regrade(request: HttpRequest, pk: int) -> HttpResponse:
+    """Regrade this one submission alone, through the queue."""
+    submission = submission_for_staff_or_404(user=request.user, pk=pk)
+    if submission.status != Submission.Status.GRADED:
+        messages.error(request, "Only a graded submission can be regraded.")
+    else:
+        regrade_request(assignment=submission.assignment, by=request.user, submission=submission)
+        messages.success(request, "Regrade queued: reload in a moment to see the new result.")
+    return redirect("courseops-submission", pk=submission.id)
