@@ -6,5 +6,6 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("grader.api.urls")),
+    path("lti/", include("lti.urls")),
     path("", include("grader.urls")),
 ]
