@@ -8,26 +8,26 @@ from lti.models import ContextCourse, DeploymentCourse, FrameOrigin, LinkAssignm
 
 
 @admin.register(DeploymentCourse)
-class DeploymentCourseAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class DeploymentCourseAdmin(admin.ModelAdmin):
     list_display = ("deployment", "course")
 
 
 @admin.register(ContextCourse)
-class ContextCourseAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ContextCourseAdmin(admin.ModelAdmin):
     list_display = ("context", "course", "roster_synced_at", "roster_error")
 
 
 @admin.register(LinkAssignment)
-class LinkAssignmentAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class LinkAssignmentAdmin(admin.ModelAdmin):
     list_display = ("resource_link", "assignment", "line_item_url")
 
 
 @admin.register(FrameOrigin)
-class FrameOriginAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class FrameOriginAdmin(admin.ModelAdmin):
     list_display = ("registration", "origin")
 
 
 @admin.register(ScoreDelivery)
-class ScoreDeliveryAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ScoreDeliveryAdmin(admin.ModelAdmin):
     list_display = ("user", "link", "score_given", "score_maximum", "status", "tries", "last_error")
     list_filter = ("status",)

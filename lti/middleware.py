@@ -27,7 +27,7 @@ class PlatformFramingMiddleware:
         ancestors = frame_ancestors()
         if "X-Frame-Options" in response:
             del response["X-Frame-Options"]
-        response._csp_replace = {"frame-ancestors": ancestors}  # type: ignore[attr-defined]
+        response._csp_replace = {"frame-ancestors": ancestors}
         if apps.is_installed("csp"):
             return response  # django-csp writes the header, with our directive
         directive = "frame-ancestors " + " ".join(ancestors)

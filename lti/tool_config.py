@@ -12,7 +12,7 @@ from pylti1p3.registration import Registration
 from lti.keys import signing_key
 
 
-class ToolConfig(DjangoToolConfig):  # type: ignore[misc]
+class ToolConfig(DjangoToolConfig):
     def find_registration_by_params(self, iss: str, client_id: str | None, *args: Any,
                                     **kwargs: Any) -> Registration | None:
         rows = LtiRegistration.objects.active().filter(issuer=iss)

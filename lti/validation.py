@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import jwt
 import requests
@@ -23,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch
 from pylti1p3.exception import LtiException
+from pylti1p3.message_launch import TKeySet
 
 from lti.models import UsedNonce
 from lti.tool_config import ToolConfig
@@ -34,29 +35,31 @@ TARGET_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/target_link_uri"
 class TimedSession(requests.Session):
     """Every platform call gets a timeout, so a hung platform never holds a web process."""
 
-    def request(self, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+    def request(self, *args: Any, **kwargs: Any) -> requests.Response:
         kwargs.setdefault("timeout", settings.LTI_HTTP_TIMEOUT)
         return super().request(*args, **kwargs)
 
 
-class ToolMessageLaunch(DjangoMessageLaunch):  # type: ignore[misc]
+class ToolMessageLaunch(DjangoMessageLaunch):
     def __init__(self, request: HttpRequest, **kwargs: Any) -> None:
         super().__init__(request, ToolConfig(), launch_data_storage=launch_storage(), requests_session=TimedSession(),
                          **kwargs)
         self._http_request = request
 
-    def fetch_public_key(self, key_set_url: str) -> dict[str, Any]:
+    def fetch_public_key(self, key_set_url: str) -> TKeySet:
         return platform_jwks(url=key_set_url, session=self._requests_session)
 
     def get_public_key(self) -> tuple[str, str]:
         if self._jwt.get("header", {}).get("alg") not in ALGORITHMS:
             raise LtiException("The id_token must be signed with RS256.")
         try:
-            return super().get_public_key()  # type: ignore[no-any-return]
+            return super().get_public_key()
         except LtiException:  # the platform may have rotated its key since we cached its JWKS
-            self._registration.set_key_set(platform_jwks(url=self._registration.get_key_set_url(),
-                                                         session=self._requests_session, fresh=True))
-            return super().get_public_key()  # type: ignore[no-any-return]
+            registration = self._registration
+            assert registration is not None
+            registration.set_key_set(platform_jwks(url=str(registration.get_key_set_url()),
+                                                   session=self._requests_session, fresh=True))
+            return super().get_public_key()
 
     def validate_jwt_signature(self) -> ToolMessageLaunch:
         public_key, _alg = self.get_public_key()
@@ -76,7 +79,8 @@ class ToolMessageLaunch(DjangoMessageLaunch):  # type: ignore[misc]
 
     def save_launch_data(self) -> ToolMessageLaunch:
         nonce_consume(issuer=self.get_iss(), nonce=str(self._get_jwt_body().get("nonce")))
-        return super().save_launch_data()  # type: ignore[no-any-return]
+        super().save_launch_data()
+        return self
 
 
 def launch_storage() -> DjangoCacheDataStorage:
@@ -94,12 +98,12 @@ def nonce_consume(*, issuer: str, nonce: str) -> None:
         raise LtiException("This launch was already used; start it again from the LMS.") from exc
 
 
-def platform_jwks(*, url: str, session: requests.Session, fresh: bool = False) -> dict[str, Any]:
+def platform_jwks(*, url: str, session: requests.Session, fresh: bool = False) -> TKeySet:
     cache = caches["lti"]
     key = "jwks-" + hashlib.sha256(url.encode()).hexdigest()
     cached = None if fresh else cache.get(key)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cast(TKeySet, cached)
     try:
         reply = session.get(url, timeout=settings.LTI_HTTP_TIMEOUT)
         reply.raise_for_status()
@@ -109,7 +113,7 @@ def platform_jwks(*, url: str, session: requests.Session, fresh: bool = False) -
     if not isinstance(keys, dict) or not isinstance(keys.get("keys"), list):
         raise LtiException("The platform's key set is not a JWKS.")
     cache.set(key, keys, settings.LTI_JWKS_CACHE_SECONDS)
-    return keys
+    return cast(TKeySet, keys)
 
 
 def target_is_ours(*, request: HttpRequest, target: object) -> bool:

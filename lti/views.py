@@ -44,7 +44,7 @@ def oidc_login(request: HttpRequest) -> HttpResponse:
         return render(request, "lti/cookie_check.html", {"fields": fields, "checked": CHECKED})
     try:
         login_flow = DjangoOIDCLogin(request, ToolConfig(), launch_data_storage=launch_storage())
-        return login_flow.redirect(reverse_launch(request))  # type: ignore[no-any-return]
+        return login_flow.redirect(reverse_launch(request))
     except (OIDCException, LtiException) as exc:
         return refusal(request, str(exc))
 
