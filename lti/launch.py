@@ -61,18 +61,19 @@ def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
         user: AbstractUser = lti_user.auth_user
     else:
         digest = hashlib.sha256(f"{lti_user.registration_id}:{lti_user.sub}".encode()).hexdigest()[:20]
-        user, _ = get_user_model().objects.get_or_create(username=f"lti-{digest}")
-        user.set_unusable_password()
+        user, created = get_user_model().objects.get_or_create(username=f"lti-{digest}")
+        if created:
+            user.set_unusable_password()  # LMS accounts log in only through the LMS
+            user.save(update_fields=["password"])
         lti_user.auth_user = user
         lti_user.save(update_fields=["auth_user"])
     names = {"first_name": lti_user.given_name[:150], "last_name": lti_user.family_name[:150],
              "email": lti_user.email}
     changed = {k: v for k, v in names.items() if v and getattr(user, k) != v}
-    if changed or user.has_usable_password():
+    if changed:
         for field, value in changed.items():
             setattr(user, field, value)
-        user.set_unusable_password()  # LMS accounts log in only through the LMS
-        user.save()
+        user.save(update_fields=list(changed))
     return user
 
 

@@ -15,7 +15,8 @@ CSP = "Content-Security-Policy"
 class PlatformFramingMiddleware:
     """Replaces X-Frame-Options with `frame-ancestors 'self' <platform origins>`.
 
-    Listed after django-csp's middleware, it asks it (`_csp_replace`) to write the directive;
+    Listed after XFrameOptionsMiddleware (which then leaves the response alone) and after
+    django-csp's middleware, it asks it (`_csp_replace`) to write the directive;
     a CSP header set by someone else keeps its directives and gets ours replaced or added.
     """
 
@@ -27,6 +28,7 @@ class PlatformFramingMiddleware:
         ancestors = frame_ancestors()
         if "X-Frame-Options" in response:
             del response["X-Frame-Options"]
+        response.xframe_options_exempt = True  # frame-ancestors below says who may frame us
         response._csp_replace = {"frame-ancestors": ancestors}
         if apps.is_installed("csp"):
             return response  # django-csp writes the header, with our directive

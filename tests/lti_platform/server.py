@@ -1,6 +1,6 @@
 """The test platform's HTTP server: OIDC initiation and auth, signed launches, JWKS, services.
 
-Started by the tests on a free loopback port, in a thread; `TestPlatform` exposes what it received.
+Started by the tests on a free loopback port, in a thread; `LmsPlatform` exposes what it received.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Launch(LTIAdvantageMessageLaunchAbstract):  # type: ignore[misc]
         return launch_data
 
 
-class TestPlatform:
+class LmsPlatform:
     def __init__(self, *, tool_base: str) -> None:
         self.tool_base = tool_base.rstrip("/")
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -82,7 +82,7 @@ class TestPlatform:
     def url(self, path: str) -> str:
         return self.base + path
 
-    def start(self) -> TestPlatform:
+    def start(self) -> LmsPlatform:
         self.thread.start()
         return self
 
@@ -147,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     @property
-    def platform(self) -> TestPlatform:
+    def platform(self) -> LmsPlatform:
         return self.server.platform  # type: ignore[attr-defined, no-any-return]
 
     def _reply(self, status: int, body: str | dict[str, Any] | list[Any], *, content_type: str = "",
