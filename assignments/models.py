@@ -19,11 +19,13 @@ class Course(models.Model):
 class Membership(models.Model):
     class Role(models.TextChoices):
         STUDENT = "student"
+        TA = "ta", "TA"
         INSTRUCTOR = "instructor"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
+    section = models.CharField(max_length=64, blank=True, default="", help_text="Tutorial group or section, if any")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "course"], name="one_membership_per_course")]
@@ -36,6 +38,12 @@ class Assignment(models.Model):
     class Counts(models.TextChoices):
         BEST = "best"
         LAST = "last"
+
+    class Reveal(models.TextChoices):
+        NEVER = "never"
+        AFTER_DUE = "after_due"
+        AFTER_CLOSE = "after_close"
+        AFTER_ATTEMPTS = "after_attempts"  # once the student has no attempt left
 
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="assignments", null=True, blank=True)
     slug = models.SlugField(unique=True)
@@ -51,6 +59,15 @@ class Assignment(models.Model):
     max_attempts = models.PositiveIntegerField(null=True, blank=True, help_text="Empty means unlimited")
     counts = models.CharField(max_length=8, choices=Counts.choices, default=Counts.BEST)
     late_penalty = models.JSONField(default=list, blank=True, help_text="[[hours_late, factor], …]")
+    time_zone = models.CharField(max_length=64, default="UTC", help_text="Dates are shown to students in this zone")
+    rate_limit = models.PositiveIntegerField(null=True, blank=True,
+                                             help_text="Submissions a minute; empty: the site default")
+    hints_after = models.PositiveIntegerField(default=0, help_text="Hints are shown after this many attempts")
+    reveal = models.CharField(max_length=16, choices=Reveal.choices, default=Reveal.NEVER,
+                              help_text="When students see the expected answers")
+    draft = models.JSONField(null=True, blank=True, help_text="Catalog data of edits not yet published")
+    version = models.PositiveIntegerField(default=0, help_text="Number of the last published version")
+    archived_at = models.DateTimeField(null=True, blank=True, help_text="Deleted while it had submissions")
     source_path = models.CharField(max_length=300, blank=True)
     source_hash = models.CharField(max_length=64, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -67,6 +84,7 @@ class Part(models.Model):
         NUMERIC = "numeric"
         SYMBOLIC = "symbolic"
         CODE = "code"
+        CHOICE = "choice"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="parts")
     key = models.CharField(max_length=64)
@@ -116,3 +134,38 @@ class Variant(models.Model):
     def analysis_data(self) -> dict[str, Any]:
         assert self.analysis is not None
         return self.analysis
+
+
+class AssignmentVersion(models.Model):
+    """What one publish made live, as catalog TOML, with the vetting reasons it overrode."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    catalog = models.TextField(help_text="The assignment as catalog TOML")
+    overrides = models.JSONField(default=list, blank=True, help_text="[{field, problem, justification}, …]")
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    published_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["assignment", "-number"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "number"], name="one_version_number")]
+
+    def __str__(self) -> str:
+        return f"{self.assignment.slug} v{self.number}"
+
+
+class Extension(models.Model):
+    """A later deadline and/or extra attempts for one student on one assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="extensions")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="extensions")
+    due_at = models.DateTimeField(null=True, blank=True, help_text="Replaces the due date for this student")
+    closes_at = models.DateTimeField(null=True, blank=True, help_text="Replaces the closing date for this student")
+    extra_attempts = models.PositiveIntegerField(default=0)
+    reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "student"], name="one_extension_per_student")]
+
+    def __str__(self) -> str:
+        return f"{self.student} on {self.assignment.slug}"

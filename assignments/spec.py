@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assignments.choice_parts import choice_config
 from assignments.part_config import GRAD_KEY_RE, code_config, symbolic_config
 from chainrule import AnswerError, parse_numeric
 from chainrule.values import Value
@@ -26,7 +27,7 @@ PART_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants"}
 PART_FIELDS = {"key", "kind", "points", "rel_tol", "abs_tol", "hint", "prompt", "expected", "config"}
 POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "late_penalty"}
-KINDS = ("numeric", "symbolic", "code")
+KINDS = ("numeric", "symbolic", "code", "choice")
 MAX_SOURCE = 20_000
 
 
@@ -197,6 +198,8 @@ def _config(check: _Checker, config: Any, *, kind: str, params: dict[str, Any], 
         return symbolic_config(config, params=params, fail=fail)
     if kind == "code":
         return code_config(config, params=params, fail=fail)
+    if kind == "choice":
+        return choice_config(config, fail=fail)
     return dict(config)
 
 

@@ -6,6 +6,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("grader.api.urls")),
+    path("staff/", include("assignments.urls")),
     path("lti/", include("lti.urls")),
     path("", include("grader.urls")),
 ]

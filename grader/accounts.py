@@ -26,7 +26,7 @@ def user_create(
         user.set_password(password)
     elif not user.has_usable_password():
         user.set_unusable_password()
-    user.is_staff = role == "instructor"
+    # Course roles are memberships; Django staff (the admin) is for operators only.
     user.save()
     membership_set(user=user, course=course, role=role)
     token = Token.objects.get_or_create(user=user)[0].key if with_token else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -80,8 +81,35 @@ def _answered(part: Part, text: str) -> bool:
     return bool(text.strip()) and text.split() != starter.split()
 
 
-def _field(part: Part) -> forms.CharField:
+class ChoiceAnswerField(forms.MultipleChoiceField):
+    """Checkboxes whose answer is the JSON list of the chosen options (the API's text form)."""
+
+    def clean(self, value: Any) -> str:
+        chosen = super().clean(value)
+        return json.dumps(list(chosen)) if chosen else ""
+
+    def prepare_value(self, data: Any) -> Any:
+        if isinstance(data, str) and data.startswith("["):
+            try:
+                return json.loads(data)
+            except json.JSONDecodeError:
+                return []
+        return data
+
+
+def _choice_field(part: Part, attrs: dict[str, str]) -> forms.Field:
+    choices = [(option, option) for option in part.config["options"]]
+    if part.config.get("multiple"):
+        return ChoiceAnswerField(required=False, label=part.key, choices=choices,
+                                 widget=forms.CheckboxSelectMultiple(attrs={"id": attrs["id"]}))
+    return forms.ChoiceField(required=False, label=part.key, choices=choices,
+                             widget=forms.RadioSelect(attrs={"id": attrs["id"]}))
+
+
+def _field(part: Part) -> forms.Field:
     attrs = {"id": dom_id(part.key), "autocomplete": "off", "autocapitalize": "off", "spellcheck": "false"}
+    if part.kind == Part.Kind.CHOICE:
+        return _choice_field(part, attrs)
     if part.kind == Part.Kind.CODE:
         return forms.CharField(required=False, max_length=MAX_CODE, strip=False, label=part.key,
                                initial=part.config.get("starter", ""),  # the signature or the buggy code

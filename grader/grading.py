@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from assignments.choice_parts import choice_diagnosis, choice_parse
 from assignments.models import Assignment, Part, Variant
 from chainrule import (
     Analysis,
@@ -71,6 +72,8 @@ def _check_one(parts: dict[str, Part], key: str, text: Any, *, as_code: bool) ->
         raise AnswerError(f"Part {key} is a {part.kind} part: submit it {where}.")
     if part.kind == Part.Kind.NUMERIC:
         parse_numeric(text)
+    elif part.kind == Part.Kind.CHOICE:
+        choice_parse(text, config=part.config)
     elif part.kind == Part.Kind.SYMBOLIC:
         _check_formula(part, text)
     else:
@@ -124,6 +127,8 @@ def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -
     if part.kind == Part.Kind.NUMERIC:
         return diagnose_numeric(analysis=analysis, part=part.key, answer=parse_numeric(given),
                                 rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+    if part.kind == Part.Kind.CHOICE:
+        return choice_diagnosis(key=part.key, text=given, config=part.config)
     points, analyses = variant_points(variant=variant)
     if part.kind == Part.Kind.CODE:
         return code_part_diagnosis(part=part, source=given, points=points, analyses=analyses)

@@ -1,13 +1,14 @@
-"""Attempt, deadline and late-penalty rules of an assignment."""
+"""Attempt, deadline and late-penalty rules of an assignment, with each student's extension."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.utils import timezone
 
-from assignments.models import Assignment
+from assignments.models import Assignment, Extension
 
 
 def _now() -> datetime:
@@ -31,16 +32,60 @@ class Window:
     reason: str = ""
 
 
-def window_at(*, assignment: Assignment, at: datetime | None = None) -> Window:
+@dataclass(frozen=True)
+class StudentPolicy:
+    """The assignment's rules as they apply to one student (an extension moves dates, adds attempts)."""
+
+    opens_at: datetime | None
+    due_at: datetime | None
+    closes_at: datetime | None
+    max_attempts: int | None
+    late_penalty: list[list[float]] = field(default_factory=list)
+    extended: bool = False
+
+    def local(self, when: datetime | None, zone: str) -> datetime | None:
+        return when.astimezone(_zone(zone)) if when else None
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def student_policy(*, assignment: Assignment, student_id: int | None) -> StudentPolicy:
+    extension = (Extension.objects.filter(assignment=assignment, student_id=student_id).first()
+                 if student_id is not None else None)
+    max_attempts = assignment.max_attempts
+    if extension is None:
+        return StudentPolicy(assignment.opens_at, assignment.due_at, assignment.closes_at, max_attempts,
+                             assignment.late_penalty)
+    if max_attempts is not None:
+        max_attempts += extension.extra_attempts
+    return StudentPolicy(
+        assignment.opens_at, extension.due_at or assignment.due_at, extension.closes_at or assignment.closes_at,
+        max_attempts, assignment.late_penalty, extended=True,
+    )
+
+
+def window_at(*, assignment: Assignment, at: datetime | None = None, student_id: int | None = None) -> Window:
     at = at or _now()
-    if assignment.opens_at and at < assignment.opens_at:
-        return Window(False, False, 0.0, f"This assignment opens at {assignment.opens_at:%Y-%m-%d %H:%M %Z}.")
-    if assignment.closes_at and at > assignment.closes_at:
+    policy = student_policy(assignment=assignment, student_id=student_id)
+    if policy.opens_at and at < policy.opens_at:
+        opens = policy.local(policy.opens_at, assignment.time_zone)
+        return Window(False, False, 0.0, f"This assignment opens at {opens:%Y-%m-%d %H:%M %Z}.")
+    if policy.closes_at and at > policy.closes_at:
         return Window(False, True, 0.0, "This assignment is closed.")
-    if assignment.due_at and at > assignment.due_at:
-        hours = (at - assignment.due_at).total_seconds() / 3600
-        return Window(True, True, late_factor(steps=assignment.late_penalty, hours_late=hours))
+    if policy.due_at and at > policy.due_at:
+        hours = (at - policy.due_at).total_seconds() / 3600
+        return Window(True, True, late_factor(steps=policy.late_penalty, hours_late=hours))
     return Window(True, False, 1.0)
+
+
+def is_opened(*, assignment: Assignment, at: datetime | None = None) -> bool:
+    """Before opens_at students see neither the statement nor the parts."""
+    return assignment.opens_at is None or (at or _now()) >= assignment.opens_at
 
 
 def late_factor(*, steps: list[list[float]], hours_late: float) -> float:
@@ -52,7 +97,27 @@ def late_factor(*, steps: list[list[float]], hours_late: float) -> float:
     return factor
 
 
-def attempts_left(*, assignment: Assignment, used: int) -> int | None:
+def attempts_left(*, assignment: Assignment, used: int, extra: int = 0) -> int | None:
     if assignment.max_attempts is None:
         return None
-    return max(assignment.max_attempts - used, 0)
+    return max(assignment.max_attempts + extra - used, 0)
+
+
+def extra_attempts(*, assignment: Assignment, student_id: int | None) -> int:
+    if student_id is None:
+        return 0
+    extension = Extension.objects.filter(assignment=assignment, student_id=student_id).first()
+    return extension.extra_attempts if extension else 0
+
+
+def expected_revealed(*, assignment: Assignment, attempts_left: int | None, at: datetime | None = None) -> bool:
+    """Whether students now see the expected answers (the assignment's reveal setting)."""
+    at = at or _now()
+    reveal = assignment.reveal
+    if reveal == Assignment.Reveal.AFTER_DUE:
+        return assignment.due_at is not None and at > assignment.due_at
+    if reveal == Assignment.Reveal.AFTER_CLOSE:
+        return assignment.closes_at is not None and at > assignment.closes_at
+    if reveal == Assignment.Reveal.AFTER_ATTEMPTS:
+        return attempts_left == 0
+    return False

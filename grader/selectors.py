@@ -16,10 +16,18 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
 from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
+from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Membership
 from grader.grading import stored_svg
 from grader.models import Result, Submission
-from grader.policy import attempts_left
+from grader.policy import (
+    StudentPolicy,
+    attempts_left,
+    expected_revealed,
+    extra_attempts,
+    is_opened,
+    student_policy,
+)
 from grader.variants import params_for_student
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
@@ -36,10 +44,35 @@ class AssignmentRow:
     best_score: float | None  # None: nothing graded yet
     max_score: float
     your_values: dict[str, Any] = field(default_factory=dict)  # parameters drawn for this student
+    policy: StudentPolicy | None = None  # the rules for this student (with their extension)
+    opened: bool = True  # False before opens_at: neither statement nor parts are served
+    reveal_expected: bool = False
 
     @property
     def due_at(self) -> datetime | None:
-        return self.assignment.due_at
+        return self.policy.due_at if self.policy else self.assignment.due_at
+
+    @property
+    def statement(self) -> str:
+        return self.assignment.statement if self.opened else ""
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        """What students may read of each part: hints only after `hints_after` attempts,
+        the options of a choice part but never which are right."""
+        if not self.opened:
+            return []
+        return [
+            {"key": p.key, "kind": p.kind, "points": p.points, "prompt": p.prompt,
+             "hint": p.hint if self.hints_shown else "",
+             "options": p.config.get("options", []) if p.kind == "choice" else [],
+             "multiple": bool(p.config.get("multiple")) if p.kind == "choice" else False}
+            for p in self.assignment.parts.all()
+        ]
+
+    @property
+    def hints_shown(self) -> bool:
+        return self.attempts_used >= self.assignment.hints_after
 
 
 def _courses(user: User, *, role: str | None = None) -> QuerySet[Membership]:
@@ -53,8 +86,8 @@ def assignments_visible(*, user: User) -> QuerySet[Assignment]:
     """Published assignments of the user's courses, plus every assignment of courses they teach."""
     return Assignment.objects.filter(
         Q(course__in=_courses(user), published=True)
-        | Q(course__in=_courses(user, role=Membership.Role.INSTRUCTOR))
-    ).select_related("course")
+        | Q(course__in=Membership.objects.filter(user_id=user.pk, role__in=STAFF_ROLES).values("course"))
+    ).filter(archived_at=None).select_related("course")
 
 
 def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRow]:
@@ -68,14 +101,20 @@ def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRo
     ).prefetch_related("parts").order_by("course__title", "due_at", "title")
     if slug is not None:
         assignments = assignments.filter(slug=slug)
-    return [
-        AssignmentRow(
-            assignment=a, attempts_used=a.used, attempts_left=attempts_left(assignment=a, used=a.used),
-            best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
-            max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
-        )
-        for a in assignments
-    ]
+    return [_row(a, user) for a in assignments]
+
+
+def _row(a: Any, user: User) -> AssignmentRow:
+    policy = student_policy(assignment=a, student_id=user.pk)
+    left = attempts_left(assignment=a, used=a.used, extra=extra_attempts(assignment=a, student_id=user.pk))
+    staff = is_course_staff(user=user, course_id=a.course_id)
+    return AssignmentRow(
+        assignment=a, attempts_used=a.used, attempts_left=left,
+        best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
+        max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
+        policy=policy, opened=staff or is_opened(assignment=a),
+        reveal_expected=expected_revealed(assignment=a, attempts_left=left),
+    )
 
 
 def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
@@ -92,14 +131,13 @@ def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
 
 
 def is_instructor(*, user: User, assignment: Assignment) -> bool:
-    return Membership.objects.filter(
-        user_id=user.pk, course_id=assignment.course_id, role=Membership.Role.INSTRUCTOR
-    ).exists()
+    """Course staff (instructor or TA): they grade, so they see expected values and reasons."""
+    return is_course_staff(user=user, course_id=assignment.course_id)
 
 
 def submissions_visible(*, user: User) -> QuerySet[Submission]:
     """The user's own submissions and every submission to a course they teach."""
-    taught = _courses(user, role=Membership.Role.INSTRUCTOR)
+    taught = Membership.objects.filter(user_id=user.pk, role__in=STAFF_ROLES).values("course")
     return Submission.objects.filter(Q(student_id=user.pk) | Q(assignment__course__in=taught)).select_related(
         "assignment", "result", "student"
     )

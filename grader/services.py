@@ -19,7 +19,7 @@ from django.db.models import F, Q
 from assignments.models import Assignment, Membership, Variant
 from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
-from grader.policy import PolicyError, RateLimited, _now, attempts_left, window_at
+from grader.policy import PolicyError, RateLimited, _now, attempts_left, extra_attempts, window_at
 from grader.reference import ReferenceError
 from grader.variants import params_for_student, variant_ready, variant_row
 from lti.scores import lti_score_publish_later
@@ -36,7 +36,7 @@ def submission_create(
     Raises AnswerErrors (unreadable answers, no attempt used) or PolicyError.
     """
     answers_parse(assignment=assignment, answers=answers, code=code)
-    window = window_at(assignment=assignment)
+    window = window_at(assignment=assignment, student_id=student.pk)
     if not window.is_open:
         raise PolicyError(window.reason)
     params = params_for_student(assignment=assignment, student_id=student.pk)
@@ -44,8 +44,9 @@ def submission_create(
     with transaction.atomic():
         _lock_membership(student=student, assignment=assignment)
         used = attempts_used(student=student, assignment=assignment)
-        if attempts_left(assignment=assignment, used=used) == 0:
-            raise PolicyError(f"You have used all {assignment.max_attempts} attempts.")
+        extra = extra_attempts(assignment=assignment, student_id=student.pk)
+        if attempts_left(assignment=assignment, used=used, extra=extra) == 0:
+            raise PolicyError(f"You have used all {(assignment.max_attempts or 0) + extra} attempts.")
         _check_rate(student=student, assignment=assignment)
         submission = Submission.objects.create(
             student=student, assignment=assignment, variant=variant, answers=dict(answers), code=dict(code),
@@ -64,7 +65,7 @@ def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> No
 
 def _check_rate(*, student: AbstractBaseUser, assignment: Assignment) -> None:
     """At most GRADER_RATE_LIMIT submissions per student and assignment per minute (0: no limit)."""
-    limit = settings.GRADER_RATE_LIMIT
+    limit = assignment.rate_limit if assignment.rate_limit is not None else settings.GRADER_RATE_LIMIT
     recent = Submission.objects.filter(student=student, assignment=assignment,
                                        created_at__gte=_now() - timedelta(minutes=1))
     if limit and recent.count() >= limit:
@@ -122,7 +123,8 @@ def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
 
 
 def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant) -> None:
-    window = window_at(assignment=submission.assignment, at=submission.created_at)
+    window = window_at(assignment=submission.assignment, at=submission.created_at,
+                       student_id=submission.student_id)
     document = {**graded.document, "late_factor": window.late_factor}
     highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
                            for key, diagnosis in graded.diagnoses.items()}}

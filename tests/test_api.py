@@ -94,7 +94,7 @@ def test_assignment_detail_has_parts_but_no_reference_params_or_expected(student
     assert response.status_code == 200
     body = response.json()
     assert [part["key"] for part in body["parts"]] == ["w.grad", "b.grad", "backward"]
-    assert set(body["parts"][0]) == {"key", "kind", "points", "prompt", "hint"}
+    assert set(body["parts"][0]) == {"key", "kind", "points", "prompt", "hint", "options", "multiple"}
     assert "$" in body["statement"]
     forbidden = {"expected", "reference_program", "reference", "params", "variant_ranges"}
     assert not forbidden & keys_anywhere(body)

@@ -23,7 +23,9 @@ class PartSerializer(serializers.Serializer):
     kind = serializers.CharField()
     points = serializers.FloatField()
     prompt = serializers.CharField()
-    hint = serializers.CharField()
+    hint = serializers.CharField(help_text="Empty until the assignment's hints_after attempts are used")
+    options = serializers.ListField(child=serializers.CharField(), help_text="Choice parts: the options")
+    multiple = serializers.BooleanField(help_text="Choice parts: answer with a JSON list of options")
 
 
 class AssignmentSummarySerializer(serializers.Serializer):
@@ -31,9 +33,13 @@ class AssignmentSummarySerializer(serializers.Serializer):
     title = serializers.CharField(source="assignment.title")
     course = serializers.CharField(source="assignment.course.slug")
     opens_at = serializers.DateTimeField(source="assignment.opens_at")
-    due_at = serializers.DateTimeField(source="assignment.due_at")
-    closes_at = serializers.DateTimeField(source="assignment.closes_at")
-    max_attempts = serializers.IntegerField(source="assignment.max_attempts")
+    due_at = serializers.DateTimeField(help_text="With your extension, if any")
+    closes_at = serializers.DateTimeField(source="policy.closes_at")
+    max_attempts = serializers.IntegerField(source="policy.max_attempts")
+    time_zone = serializers.CharField(source="assignment.time_zone")
+    counts = serializers.CharField(source="assignment.counts", help_text="best or last")
+    late_penalty = serializers.JSONField(source="assignment.late_penalty", help_text="[[hours_late, factor], …]")
+    hints_after = serializers.IntegerField(source="assignment.hints_after")
     attempts_used = serializers.IntegerField()
     attempts_left = serializers.IntegerField(allow_null=True, help_text="null: unlimited")
     best_score = serializers.FloatField(allow_null=True)
@@ -45,8 +51,9 @@ class AssignmentSummarySerializer(serializers.Serializer):
 
 
 class AssignmentDetailSerializer(AssignmentSummarySerializer):
-    statement = serializers.CharField(source="assignment.statement", help_text="Markdown with $…$ math")
-    parts = PartSerializer(source="assignment.parts.all", many=True)
+    # Both are empty before opens_at (the row hides them).
+    statement = serializers.CharField(help_text="Markdown with $…$ math; empty before opens_at")
+    parts = PartSerializer(many=True)
     your_values = serializers.DictField(help_text="Parameter values drawn for you (empty: the statement's values)")
 
 

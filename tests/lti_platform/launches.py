@@ -59,6 +59,6 @@ def resign(token: str, *, spec: LaunchSpec, private_pem: str, kid: str, stranger
     if spec.sign_with == "none":
         return jwt.encode(body, None, algorithm="none", headers=header)  # type: ignore[arg-type]
     if spec.sign_with == "hs256":  # the classic confusion: the public key used as an HMAC secret
-        return jwt.encode(body, "public-key-as-secret", algorithm="HS256", headers=header)
+        return jwt.encode(body, "the-platform-public-key-used-as-a-secret", algorithm="HS256", headers=header)
     key = stranger_pem if spec.sign_with == "stranger" else private_pem
     return jwt.encode(body, key, algorithm="RS256", headers=header)

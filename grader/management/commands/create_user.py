@@ -1,4 +1,4 @@
-"""python manage.py create_user NAME --role student|instructor [--course SLUG] [--token]"""
+"""python manage.py create_user NAME --role student|ta|instructor [--course SLUG] [--token]"""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assignments.models import Course
+from assignments.models import Course, Membership
 from assignments.services import course_demo
 from grader.accounts import user_create
 
@@ -16,7 +16,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--role", choices=["student", "instructor"], required=True)
+        parser.add_argument("--role", choices=Membership.Role.values, required=True)
         parser.add_argument("--course", help="course slug (default: the demo course)")
         parser.add_argument("--password", help="password for the web login (default: unusable)")
         parser.add_argument("--token", action="store_true", help="print an API token")

@@ -1,0 +1,34 @@
+"""Staff home and course pages. Thin: each view reads through `assignments.access` or calls one service."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from assignments.access import course_for_staff_or_404, course_role, staff_courses
+from assignments.selectors import staff_course_rows
+
+
+@login_required
+@require_GET
+def staff_home(request: HttpRequest) -> HttpResponse:
+    """The courses I teach or assist in, with my role in each."""
+    rows = staff_course_rows(user=request.user)
+    if not rows and not request.user.has_perm("assignments.add_course"):
+        raise PermissionDenied("You are not on the staff of any course.")
+    return render(request, "staff/home.html", {"rows": rows})
+
+
+@login_required
+@require_GET
+def course_detail(request: HttpRequest, course: str) -> HttpResponse:
+    found = course_for_staff_or_404(user=request.user, slug=course)
+    context = {
+        "course": found, "role": course_role(user=request.user, course=found),
+        "assignments": found.assignments.order_by("title"),
+        "can_author": staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists(),
+    }
+    return render(request, "staff/course.html", context)
