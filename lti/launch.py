@@ -12,12 +12,12 @@ from django.utils.text import slugify
 from lti_tool.models import LtiContext, LtiLaunch, LtiResourceLink, LtiUser
 from lti_tool.utils import sync_data_from_launch
 
-from assignments.models import Assignment, Course
+from assignments.access import STAFF_ROLES
+from assignments.models import Assignment, Course, Membership
 from assignments.services import membership_set
 from lti.models import ContextCourse, DeploymentCourse, LinkAssignment
 from lti.roles import course_role_from_lti
 
-STAFF_ROLES = {"ta", "instructor"}
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 
 
@@ -29,7 +29,7 @@ class LaunchRefused(Exception):
 class Arrival:
     user: AbstractUser
     course: Course
-    role: str
+    role: Membership.Role
     link: LinkAssignment | None  # None: a deep-linking launch, or an unbound link an instructor must bind
     resource_link: LtiResourceLink | None
 
@@ -40,7 +40,7 @@ def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
     sync_data_from_launch(lti_launch)
     user = user_for_lti(lti_user=lti_launch.user)
     course = course_for_context(context=lti_launch.context)
-    role = course_role_from_lti(lti_launch.roles_claim or [])
+    role = Membership.Role(course_role_from_lti(lti_launch.roles_claim or []))
     membership_set(user=user, course=course, role=role)
     if lti_launch.is_deep_link_launch:
         if role not in STAFF_ROLES:

@@ -1,4 +1,4 @@
-"""LTI role URIs → the course roles of `assignments.models.Membership.Role`. Pure, no Django."""
+"""LTI role URIs → the values of `assignments.models.Membership.Role`. Pure, no Django."""
 
 from __future__ import annotations
 

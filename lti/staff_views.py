@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -11,18 +10,18 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods
 from lti_tool.models import LtiRegistration, LtiResourceLink
 
-from assignments.models import Assignment, Course, Membership
+from assignments.access import course_for_staff_or_404
+from assignments.models import Assignment, Course
 from lti.deep_linking import deep_link_response
-from lti.launch import STAFF_ROLES, link_bind
+from lti.launch import link_bind
 from lti.models import ContextCourse, ScoreDelivery
 from lti.views import refusal
 
 
 def _staff_course(request: HttpRequest, course_id: int) -> Course:
-    member = Membership.objects.filter(user=request.user, course_id=course_id).select_related("course").first()
-    if member is None or member.role not in STAFF_ROLES:
-        raise PermissionDenied("Only the course's instructors and TAs can do this.")
-    return member.course
+    """The course of a pending LMS action: 404 unless staff of it, 403 for its students."""
+    slug = Course.objects.filter(id=course_id).values_list("slug", flat=True).first() or ""
+    return course_for_staff_or_404(user=request.user, slug=slug)
 
 
 def _picked(request: HttpRequest, course: Course) -> list[Assignment]:
@@ -76,8 +75,7 @@ def deep_link_page(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def course_lms_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Score deliveries (failed ones first) and roster syncs of a course, with buttons to retry."""
-    course = get_object_or_404(Course, slug=slug, memberships__user=request.user)
-    course = _staff_course(request, course.pk)
+    course = course_for_staff_or_404(user=request.user, slug=slug)
     if request.method == "POST":
         _retry(course=course, what=request.POST.get("retry", ""))
         return redirect("lti:course", slug=course.slug)

@@ -16,8 +16,9 @@ from lti_tool.models import LtiLaunch
 from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.exception import LtiException, OIDCException
 
+from assignments.access import STAFF_ROLES
 from lti.keys import signing_key, tool_jwks
-from lti.launch import STAFF_ROLES, Arrival, LaunchRefused, launch_accept
+from lti.launch import Arrival, LaunchRefused, launch_accept
 from lti.models import ContextCourse
 from lti.tool_config import ToolConfig
 from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
