@@ -17,6 +17,7 @@ import requests
 from assignments.models import Assignment, Membership
 from grader.models import Submission
 from lti.models import ScoreDelivery
+from tests.clients import logged_in
 from tests.lti_platform.browser import LmsBrowser, forms_of
 from tests.lti_platform.fixtures import platform_running
 from tests.lti_platform.launches import INSTRUCTOR, LEARNER, TA, LaunchSpec, Member
@@ -182,3 +183,26 @@ def test_an_instructor_launch_syncs_the_roster_with_roles_and_drops(
 
     synced = wait_for(synced_roles, what="roster synced")
     assert synced == {ta.user_id: "ta", learner.user_id: "student"}
+
+
+def test_a_refused_score_is_shown_to_instructors_and_retried_until_it_arrives(
+        live_db: None, worker: Any, lti_platform: LmsPlatform, web_server: str, instructor: Any) -> None:
+    student = person()
+    link_id = f"link-{uuid.uuid4().hex[:8]}"
+    column = line_item_create(state=lti_platform.state, base=lti_platform.url("/contexts/course-1/lineitems"),
+                              body={"label": "Positive gradient", "scoreMaximum": 4, "resourceLinkId": link_id})
+    browser = LmsBrowser(lti_platform)
+    assert browser.launch(LaunchSpec(user=student, resource_link_id=link_id,
+                                     custom={"assignment": SLUG})).response.status_code == 302
+    lti_platform.state.revoke_next_tokens = 2  # the call and its fresh-token retry both get 401
+    graded(submit(browser, web_server, SLUG, {"x.grad": "7"}))
+    failing = wait_for(lambda: ScoreDelivery.objects.filter(link__line_item_url=column["id"],
+                                                            last_error__contains="401").first(),
+                       what="the refusal recorded")
+    assert failing.status == ScoreDelivery.Status.PENDING
+    page = logged_in(instructor).get("/lti/courses/autograd-101/").content.decode()
+    assert "answered 401" in page and student.user_id not in page  # the LMS id is not shown, the error is
+    [score] = wait_for(lambda: scores_for(lti_platform, student.user_id, column["id"]), what="the retried score")
+    assert score["scoreGiven"] == 1.0
+    delivered = ScoreDelivery.objects.get(id=failing.id)
+    assert delivered.status == ScoreDelivery.Status.SENT and delivered.tries == 2 and delivered.last_error == ""
