@@ -24,16 +24,23 @@ def signing_key() -> Key:
         return ready
     oldest = active.order_by("datetime_created").first()
     if oldest is None:
-        return key_rotate(retire_after=None)
+        return Key.objects.generate()
     return oldest
 
 
 @transaction.atomic
 def key_rotate(*, retire_after: timedelta | None) -> Key:
-    """Publish a new key now; retire active keys older than `retire_after` (None: keep them)."""
+    """Publish a new key now (it signs once published long enough); retire keys it supersedes.
+
+    Only keys older than the key signing today (and than `retire_after`) are retired, so the
+    JWKS never loses the key in use, unlike django-lti's `rotate_keys`.
+    """
+    current = signing_key()
+    new = Key.objects.generate()
     if retire_after is not None:
-        Key.objects.active().filter(datetime_created__lt=timezone.now() - retire_after).update(is_active=False)
-    return Key.objects.generate()
+        cutoff = min(current.datetime_created, timezone.now() - retire_after)
+        Key.objects.active().filter(datetime_created__lt=cutoff).update(is_active=False)
+    return new
 
 
 def tool_jwks() -> dict[str, list[dict[str, str]]]:

@@ -46,10 +46,13 @@ def test_a_rotated_key_is_published_at_once_but_signs_only_after_the_publish_del
     published = {key["kid"] for key in tool_jwks()["keys"]}
     assert {str(old), str(new)} <= published
     assert signing_key().id == old.id  # platforms may still hold yesterday's JWKS
+    key_rotate(retire_after=timedelta(days=7))  # the old key still signs: it stays published
+    assert str(old) in {key["kid"] for key in tool_jwks()["keys"]}
     Key.objects.filter(id=new.id).update(datetime_created=timezone.now() - timedelta(hours=2))
     assert signing_key().id == new.id
-    key_rotate(retire_after=timedelta(days=7))
+    call_command("lti_rotate_keys", stdout=StringIO())  # now the old one is superseded and retired
     assert str(old) not in {key["kid"] for key in tool_jwks()["keys"]}
+    assert str(new) in {key["kid"] for key in tool_jwks()["keys"]}
 
 
 @pytest.mark.django_db
