@@ -57,11 +57,12 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
     if result is None:
         return []
     submission = result.submission
-    counted = counted_result(user_id=submission.student_id, assignment=submission.assignment)
+    links = _links_of(user_id=submission.student_id, assignment=submission.assignment)
+    counted = counted_result(user_id=submission.student_id, assignment=submission.assignment) if links else None
     if counted is None:
-        return []
+        return []  # not an LMS student of this assignment (the common case): two cheap queries
     changed = []
-    for link, sub in _links_of(user_id=submission.student_id, assignment=submission.assignment):
+    for link, sub in links:
         fields = {"score_given": counted.score, "score_maximum": counted.max_score,
                   "comment": _comment(counted), "lti_user_id": sub}
         row = ScoreDelivery.objects.select_for_update().filter(link=link, user_id=submission.student_id).first()
@@ -81,8 +82,10 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
 
 
 def _links_of(*, user_id: int, assignment: Assignment) -> list[tuple[LinkAssignment, str]]:
-    links = LinkAssignment.objects.filter(assignment=assignment).select_related("resource_link__context")
     subs = dict(LtiUser.objects.filter(auth_user_id=user_id).values_list("registration_id", "sub"))
+    if not subs:
+        return []
+    links = LinkAssignment.objects.filter(assignment=assignment).select_related("resource_link__context__deployment")
     pairs = []
     for link in links:
         registration_id = link.resource_link.context.deployment.registration_id

@@ -72,6 +72,32 @@ def test_a_student_launches_inside_the_lms_iframe_and_the_score_reaches_the_grad
     assert score["scoreGiven"] == 1.0
 
 
+# A frame that cannot keep cookies (Safari, or Chrome with third-party cookies blocked).
+NO_COOKIES_IN_FRAMES = """if (window.top !== window) {
+  Object.defineProperty(document, "cookie", {get: () => "", set: () => {}, configurable: true});
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_a_frame_without_cookies_offers_a_new_window_where_the_launch_succeeds(
+        live_db: None, web_server: str, lti_platform: LmsPlatform, page: Any) -> None:
+    page.context.add_init_script(NO_COOKIES_IN_FRAMES)
+    start = lti_platform.initiation_url(LaunchSpec(
+        user=Member(user_id=f"user-{uuid.uuid4().hex[:10]}", name="Sam Safari", roles=[LEARNER]),
+        custom={"assignment": "dead-relu"}))
+    page.goto(lti_platform.url(f"/course?start={quote(start, safe='')}"))
+    tool = page.frame_locator("#tool")
+    button = tool.get_by_role("button", name="Open the assignment in a new window")
+    button.wait_for()
+    assert tool.get_by_text("does not let this LMS frame keep the cookies").is_visible()
+    with page.expect_popup() as popup_info:
+        button.click()
+    popup = popup_info.value
+    popup.wait_for_url(f"{web_server}/assignments/dead-relu/")
+    assert popup.get_by_label("x.grad").count() == 1
+
+
 @pytest.mark.browser
 @pytest.mark.integration
 def test_a_site_that_is_not_a_registered_platform_cannot_frame_the_tool(

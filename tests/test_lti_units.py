@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+import uuid
 from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 from django.utils import timezone
 from lti_tool.models import Key, LtiDeployment, LtiRegistration
+from pylti1p3.exception import LtiException
 
 from lti.framing import platform_origins, platform_origins_forget
 from lti.keys import key_rotate, signing_key, tool_jwks
 from lti.models import DeploymentCourse
 from lti.roles import course_role_from_lti
+from lti.validation import TimedSession, platform_jwks
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 REGISTER = ["--name", "School LMS", "--issuer", "https://lms.school.example", "--client-id", "c-1",
@@ -119,3 +127,43 @@ def test_a_get_or_a_garbage_post_to_the_launch_is_a_4xx_page() -> None:
                                             "target_link_uri": "http://testserver/lti/launch/",
                                             "lti_cookies_checked": "1"})
     assert response.status_code == 400 and b"registration" in response.content
+
+
+class _SlowKeys(BaseHTTPRequestHandler):
+    hits = 0
+
+    def do_GET(self) -> None:
+        type(self).hits += 1
+        if self.path == "/slow":
+            time.sleep(3)
+        body = json.dumps({"keys": []}).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except BrokenPipeError:  # the tool gave up waiting, as it should
+            pass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@override_settings(LTI_HTTP_TIMEOUT=0.5)
+def test_platform_keys_are_fetched_with_a_timeout_and_cached() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowKeys)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        started = time.monotonic()
+        with pytest.raises(LtiException, match="could not be fetched"):
+            platform_jwks(url=f"{base}/slow", session=TimedSession())
+        assert time.monotonic() - started < 2.5  # the hung platform did not hold the request
+        url = f"{base}/keys-{uuid.uuid4().hex}"
+        before = _SlowKeys.hits
+        for _ in range(3):
+            assert platform_jwks(url=url, session=TimedSession()) == {"keys": []}
+        assert _SlowKeys.hits == before + 1
+    finally:
+        server.shutdown()
+        server.server_close()
