@@ -8,6 +8,7 @@ the admin takes effect without a restart.
 
 from __future__ import annotations
 
+import contextlib
 from urllib.parse import urlsplit
 
 from django.core.cache import caches
@@ -28,7 +29,10 @@ def origin_of(url: str) -> str | None:
 
 def platform_origins() -> list[str]:
     """Origins of active registrations (issuer, auth URL, extra frame origins), sorted."""
-    cached = caches["lti"].get(CACHE_KEY)
+    try:
+        cached = caches["lti"].get(CACHE_KEY)
+    except Exception:  # Redis down: every page still renders, from the database
+        cached = None
     if cached is not None:
         return list(cached)
     urls: set[str] = set()
@@ -36,13 +40,15 @@ def platform_origins() -> list[str]:
         urls.update((issuer, auth_url))
     urls.update(FrameOrigin.objects.filter(registration__is_active=True).values_list("origin", flat=True))
     origins = sorted({origin for url in urls if (origin := origin_of(url))})
-    caches["lti"].set(CACHE_KEY, origins, CACHE_SECONDS)
+    with contextlib.suppress(Exception):
+        caches["lti"].set(CACHE_KEY, origins, CACHE_SECONDS)
     return origins
 
 
 def platform_origins_forget() -> None:
     """Call after a registration changes, so framing follows at once."""
-    caches["lti"].delete(CACHE_KEY)
+    with contextlib.suppress(Exception):
+        caches["lti"].delete(CACHE_KEY)
 
 
 def frame_ancestors() -> list[str]:

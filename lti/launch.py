@@ -67,8 +67,10 @@ def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
             user.save(update_fields=["password"])
         lti_user.auth_user = user
         lti_user.save(update_fields=["auth_user"])
-    names = {"first_name": lti_user.given_name[:150], "last_name": lti_user.family_name[:150],
-             "email": lti_user.email}
+    first, last = lti_user.given_name, lti_user.family_name
+    if not (first or last) and lti_user.name:  # only the full name was shared
+        first, _, last = lti_user.name.partition(" ")
+    names = {"first_name": first[:150], "last_name": last[:150], "email": lti_user.email}
     changed = {k: v for k, v in names.items() if v and getattr(user, k) != v}
     if changed:
         for field, value in changed.items():

@@ -46,7 +46,8 @@ def _members(*, registration: Any, url: str) -> list[dict[str, Any]]:
         body = reply.json()
         if not isinstance(body, dict) or not isinstance(body.get("members"), list):
             raise PlatformError("the roster reply has no member list")
-        members.extend(m for m in body["members"] if isinstance(m, dict) and m.get("user_id"))
+        members.extend({"status": "Active", **m, "roles": m.get("roles") or []}  # status is optional in NRPS
+                       for m in body["members"] if isinstance(m, dict) and isinstance(m.get("user_id"), str))
         next_url = reply.links.get("next", {}).get("url")
     return members
 

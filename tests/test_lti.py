@@ -167,7 +167,7 @@ def test_a_student_on_an_unbound_link_waits_for_the_instructor_to_choose(
 
 
 def test_an_instructor_launch_syncs_the_roster_with_roles_and_drops(
-        live_db: None, worker: Any, lti_platform: LmsPlatform) -> None:
+        live_db: None, worker: Any, lti_platform: LmsPlatform, instructor: Any) -> None:
     ta, learner, gone = person(TA, "Tom Assistant"), person(LEARNER, "Lin Learner"), person(LEARNER, "Gone Student")
     for member in (ta, learner, gone):
         lti_platform.enroll(member)
@@ -183,6 +183,11 @@ def test_an_instructor_launch_syncs_the_roster_with_roles_and_drops(
 
     synced = wait_for(synced_roles, what="roster synced")
     assert synced == {ta.user_id: "ta", learner.user_id: "student"}
+
+    late = lti_platform.enroll(person(LEARNER, "Late Joiner"))  # on demand, from the course's LMS page
+    assert logged_in(instructor).post("/lti/courses/autograd-101/", {"retry": "roster"}).status_code == 302
+    wait_for(lambda: Membership.objects.filter(user__lti_users__sub=late.user_id, role="student").exists(),
+             what="the late joiner synced")
 
 
 def test_a_refused_score_is_shown_to_instructors_and_retried_until_it_arrives(
