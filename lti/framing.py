@@ -12,11 +12,11 @@ import contextlib
 from urllib.parse import urlsplit
 
 from django.core.cache import caches
+from django.db import connection
 from lti_tool.models import LtiRegistration
 
 from lti.models import FrameOrigin
 
-CACHE_KEY = "frame-origins"
 CACHE_SECONDS = 60
 
 
@@ -27,10 +27,14 @@ def origin_of(url: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def _cache_key() -> str:
+    return f"frame-origins:{connection.settings_dict['NAME']}"  # one Redis may serve several databases
+
+
 def platform_origins() -> list[str]:
     """Origins of active registrations (issuer, auth URL, extra frame origins), sorted."""
     try:
-        cached = caches["lti"].get(CACHE_KEY)
+        cached = caches["lti"].get(_cache_key())
     except Exception:  # Redis down: every page still renders, from the database
         cached = None
     if cached is not None:
@@ -41,14 +45,14 @@ def platform_origins() -> list[str]:
     urls.update(FrameOrigin.objects.filter(registration__is_active=True).values_list("origin", flat=True))
     origins = sorted({origin for url in urls if (origin := origin_of(url))})
     with contextlib.suppress(Exception):
-        caches["lti"].set(CACHE_KEY, origins, CACHE_SECONDS)
+        caches["lti"].set(_cache_key(), origins, CACHE_SECONDS)
     return origins
 
 
 def platform_origins_forget() -> None:
     """Call after a registration changes, so framing follows at once."""
     with contextlib.suppress(Exception):
-        caches["lti"].delete(CACHE_KEY)
+        caches["lti"].delete(_cache_key())
 
 
 def frame_ancestors() -> list[str]:

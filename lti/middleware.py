@@ -13,11 +13,12 @@ CSP = "Content-Security-Policy"
 
 
 class PlatformFramingMiddleware:
-    """Replaces X-Frame-Options with `frame-ancestors 'self' <platform origins>`.
+    """Adds `frame-ancestors 'self' <platform origins>` to every response.
 
-    Listed after XFrameOptionsMiddleware (which then leaves the response alone) and after
-    django-csp's middleware, it asks it (`_csp_replace`) to write the directive;
-    a CSP header set by someone else keeps its directives and gets ours replaced or added.
+    X-Frame-Options (DENY) stays: browsers that know CSP ignore it when frame-ancestors is
+    present, older ones keep refusing every frame. Listed after django-csp's middleware, it
+    asks it (`_csp_replace`) to write the directive; a CSP header set by someone else keeps
+    its directives and gets ours replaced or added.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -26,9 +27,6 @@ class PlatformFramingMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         ancestors = frame_ancestors()
-        if "X-Frame-Options" in response:
-            del response["X-Frame-Options"]
-        response.xframe_options_exempt = True  # frame-ancestors below says who may frame us
         response._csp_replace = {"frame-ancestors": ancestors}
         if apps.is_installed("csp"):
             return response  # django-csp writes the header, with our directive

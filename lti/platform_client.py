@@ -38,7 +38,8 @@ def _client_assertion(*, registration: LtiRegistration) -> str:
 
 def access_token(*, registration: LtiRegistration, scopes: list[str], fresh: bool = False) -> str:
     cache = caches["lti"]
-    cache_key = "token-" + hashlib.sha256(f"{registration.pk}:{' '.join(sorted(scopes))}".encode()).hexdigest()
+    owner = f"{registration.issuer}|{registration.client_id}|{registration.token_url}"  # not the pk: Redis is shared
+    cache_key = "token-" + hashlib.sha256(f"{owner}|{' '.join(sorted(scopes))}".encode()).hexdigest()
     if not fresh and (token := cache.get(cache_key)):
         return str(token)
     data = {"grant_type": "client_credentials", "client_assertion_type": ASSERTION_TYPE,

@@ -109,13 +109,13 @@ def test_a_revoked_token_gets_one_retry_with_a_fresh_token(
     browser = LmsBrowser(lti_platform)
     assert browser.launch(LaunchSpec(user=student, resource_link_id=link_id,
                                      custom={"assignment": SLUG})).response.status_code == 302
-    issued = lti_platform.state.tokens_issued
-    lti_platform.state.revoke_next_tokens = 1
+    issued = lti_platform.state.score_tokens_issued
+    lti_platform.state.revoke_scores[column["id"]] = 1
     graded(submit(browser, web_server, SLUG, {"x.grad": "7"}))
     [score] = wait_for(lambda: scores_for(lti_platform, student.user_id, column["id"]),
                        what="score after a 401")
     assert score["scoreGiven"] == 1.0
-    assert lti_platform.state.tokens_issued == issued + 1  # the cached token was replaced once, not per call
+    assert lti_platform.state.score_tokens_issued == issued + 1  # the cached token was replaced once, not per call
 
 
 def test_an_instructor_deep_links_two_assignments_and_a_student_opens_one(
@@ -199,7 +199,7 @@ def test_a_refused_score_is_shown_to_instructors_and_retried_until_it_arrives(
     browser = LmsBrowser(lti_platform)
     assert browser.launch(LaunchSpec(user=student, resource_link_id=link_id,
                                      custom={"assignment": SLUG})).response.status_code == 302
-    lti_platform.state.revoke_next_tokens = 2  # the call and its fresh-token retry both get 401
+    lti_platform.state.revoke_scores[column["id"]] = 2  # the call and its fresh-token retry both get 401
     graded(submit(browser, web_server, SLUG, {"x.grad": "7"}))
     failing = wait_for(lambda: ScoreDelivery.objects.filter(link__line_item_url=column["id"],
                                                             last_error__contains="401").first(),

@@ -223,12 +223,13 @@ class _Handler(BaseHTTPRequestHandler):
             items = [i for i in state.line_items.values() if not wanted or i.get("resourceLinkId") == wanted]
             return self._reply(200, items)
         if parts[2] == "lineitems" and len(parts) == 5 and parts[4] == "scores" and method == "POST":
-            authorize(config=platform.config, state=state, header=auth, scope=SCORE_SCOPE)
+            line_item = "/".join([base, parts[3]])
+            authorize(config=platform.config, state=state, header=auth, scope=SCORE_SCOPE, line_item=line_item)
             try:
                 body = json.loads(raw)
             except ValueError as exc:
                 raise Refused(400, "the score is not JSON") from exc
-            score_accept(state=state, line_item_id="/".join([base, parts[3]]),
+            score_accept(state=state, line_item_id=line_item,
                          content_type=self.headers.get("Content-Type") or "", body=body)
             return self._reply(200, {})
         raise Refused(404, "no such service")

@@ -49,8 +49,8 @@ class PlatformState:
     scores: list[dict[str, Any]] = field(default_factory=list)
     deep_link_items: list[dict[str, Any]] = field(default_factory=list)
     used_jti: set[str] = field(default_factory=set)
-    tokens_issued: int = 0
-    revoke_next_tokens: int = 0  # answer 401 to this many service calls (a token revoked early)
+    score_tokens_issued: int = 0
+    revoke_scores: dict[str, int] = field(default_factory=dict)  # line item → 401s to answer (a revoked token)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -76,14 +76,14 @@ def access_token(*, config: PlatformConfig, state: PlatformState, form: dict[str
         if claims["jti"] in state.used_jti:
             raise Refused(401, "invalid_client: jti reused")
         state.used_jti.add(claims["jti"])
-        state.tokens_issued += 1
+        state.score_tokens_issued += SCORE_SCOPE in form.get("scope", "").split()
     return dict(result)
 
 
-def authorize(*, config: PlatformConfig, state: PlatformState, header: str, scope: str) -> None:
+def authorize(*, config: PlatformConfig, state: PlatformState, header: str, scope: str, line_item: str = "") -> None:
     with state.lock:
-        if state.revoke_next_tokens > 0:
-            state.revoke_next_tokens -= 1
+        if state.revoke_scores.get(line_item, 0) > 0:
+            state.revoke_scores[line_item] -= 1
             raise Refused(401, "token revoked")
     token = header[len("Bearer "):] if header.startswith("Bearer ") else ""
     try:
