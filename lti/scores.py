@@ -16,7 +16,7 @@ from django.utils import timezone
 from lti_tool.models import LtiUser
 
 from assignments.models import Assignment
-from grader.models import Result
+from grader.models import Result, Submission
 from lti.models import LinkAssignment, ScoreDelivery
 from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, platform_call
 
@@ -44,7 +44,7 @@ def _enqueue(delivery_id: int) -> None:
 
 def counted_result(*, user_id: int, assignment: Assignment) -> Result | None:
     results = Result.objects.filter(submission__student_id=user_id, submission__assignment=assignment,
-                                    submission__status="graded")
+                                    submission__status=Submission.Status.GRADED)
     if assignment.counts == Assignment.Counts.LAST:
         return results.order_by("-submission__created_at").first()
     return results.order_by("-score", "-submission__created_at").first()

@@ -167,3 +167,17 @@ def test_platform_keys_are_fetched_with_a_timeout_and_cached() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.django_db
+def test_the_oidc_login_accepts_post_and_checks_cookies_first() -> None:
+    params = {"iss": "https://lms.school.example", "login_hint": "u-1", "lti_message_hint": "m",
+              "target_link_uri": "http://testserver/lti/launch/", "client_id": "c-1"}
+    page = Client().post("/lti/login/", params)
+    assert page.status_code == 200 and b"data-lti-cookie-check" in page.content
+    assert b'name="lti_cookies_checked" value="1"' in page.content and b'value="u-1"' in page.content
+    call_command("lti_register", *REGISTER, stdout=StringIO())
+    redirect = Client().post("/lti/login/", {**params, "lti_cookies_checked": "1"})
+    assert redirect.status_code == 302
+    assert redirect["Location"].startswith("https://lms.school.example/auth?")
+    assert "redirect_uri=http%3A%2F%2Ftestserver%2Flti%2Flaunch%2F" in redirect["Location"]
