@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Count
 
 from assignments.access import User, staff_courses
-from assignments.models import Course, Membership
+from assignments.models import AssignmentVersion, Course, Membership
 
 
 @dataclass(frozen=True)
@@ -29,3 +30,15 @@ def staff_course_rows(*, user: User) -> list[StaffCourseRow]:
         StaffCourseRow(course=c, role=roles[c.pk], assignments=c.n_assignments, students=students.get(c.pk, 0))
         for c in courses
     ]
+
+
+def version_graded_against(*, assignment_id: int, graded_at: datetime | None) -> AssignmentVersion | None:
+    """The published version a submission was graded with: the last publish before it was graded.
+
+    Versions are immutable and a published assignment changes only by publishing, so this is
+    exact. None for a submission not graded yet or graded before the first publish from the UI.
+    """
+    if graded_at is None:
+        return None
+    return (AssignmentVersion.objects.filter(assignment_id=assignment_id, published_at__lte=graded_at)
+            .order_by("-number").first())

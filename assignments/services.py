@@ -54,5 +54,7 @@ def _assignment_fields(*, spec: AssignmentSpec) -> dict[str, Any]:
         "opens_at": policy.get("opens_at"), "due_at": policy.get("due_at"),
         "closes_at": policy.get("closes_at"), "max_attempts": policy.get("max_attempts"),
         "counts": policy["counts"], "late_penalty": policy["late_penalty"],
+        "time_zone": policy.get("time_zone", "UTC"), "rate_limit": policy.get("rate_limit"),
+        "hints_after": policy.get("hints_after", 0), "reveal": policy.get("reveal", "never"),
         "source_path": spec.path, "source_hash": spec.source_hash,
     }

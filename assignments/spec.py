@@ -24,9 +24,11 @@ from chainrule.values import Value
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PART_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants"}
+TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants", "vetting"}
 PART_FIELDS = {"key", "kind", "points", "rel_tol", "abs_tol", "hint", "prompt", "expected", "config"}
-POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "late_penalty"}
+POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "late_penalty", "time_zone",
+                 "rate_limit", "hints_after", "reveal"}
+REVEALS = ("never", "after_due", "after_close", "after_attempts")
 KINDS = ("numeric", "symbolic", "code", "choice")
 MAX_SOURCE = 20_000
 
@@ -63,6 +65,7 @@ class AssignmentSpec:
     policy: dict[str, Any]
     variants: dict[str, Any]
     source_hash: str
+    accepted: dict[str, str] = field(default_factory=dict)  # vetting reason code → written justification
 
 
 class _Checker:
@@ -139,7 +142,18 @@ def spec_from_data(data: dict[str, Any], *, path: str, source_hash: str = "") ->
         policy=_policy(check, data.get("policy", {})),
         variants=_variants(check, data.get("variants", {}), params),
         source_hash=source_hash,
+        accepted=_accepted(check, data.get("vetting", {})),
     )
+
+
+def _accepted(check: _Checker, vetting: Any) -> dict[str, str]:
+    """[vetting] accept = { "<reason code>" = "why this is fine" }: a reviewed, written override."""
+    if not isinstance(vetting, dict) or set(vetting) - {"accept"}:
+        raise check.fail("vetting", "must be a table with one field, accept = { reason = \"justification\" }")
+    accept = vetting.get("accept", {})
+    if not isinstance(accept, dict) or not all(isinstance(v, str) and v.strip() for v in accept.values()):
+        raise check.fail("vetting.accept", "must map reason codes to non-empty justifications")
+    return dict(accept)
 
 
 def _check_compiles(check: _Checker, source: str) -> None:
@@ -258,6 +272,7 @@ def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
         if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 10_000:
             raise check.fail("policy.max_attempts", f"must be a whole number from 1 to 10000, got {attempts!r}")
         out["max_attempts"] = attempts
+    _policy_extras(check, policy, out)
     counts = policy.get("counts", "best")
     if counts not in ("best", "last"):
         raise check.fail("policy.counts", f"must be 'best' or 'last', got {counts!r}")
@@ -265,6 +280,25 @@ def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
     out["late_penalty"] = _late_penalty(check, policy.get("late_penalty", []))
     _check_order(check, out)
     return out
+
+
+def _policy_extras(check: _Checker, policy: dict[str, Any], out: dict[str, Any]) -> None:
+    from zoneinfo import available_timezones
+
+    zone = policy.get("time_zone", "UTC")
+    if not isinstance(zone, str) or (zone != "UTC" and zone not in available_timezones()):
+        raise check.fail("policy.time_zone", f"must be a time zone name such as 'Europe/Paris', got {zone!r}")
+    out["time_zone"] = zone
+    for name, low in (("rate_limit", 0), ("hints_after", 0)):
+        if name in policy:
+            value = policy[name]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10_000:
+                raise check.fail(f"policy.{name}", f"must be a whole number from {low} to 10000, got {value!r}")
+            out[name] = value
+    reveal = policy.get("reveal", "never")
+    if reveal not in REVEALS:
+        raise check.fail("policy.reveal", f"must be one of {', '.join(REVEALS)}, got {reveal!r}")
+    out["reveal"] = reveal
 
 
 def _late_penalty(check: _Checker, steps: Any) -> list[list[float]]:

@@ -38,8 +38,32 @@ def ta(make_user: Callable[..., Any]) -> Any:
 
 
 def staff_pages(course: Course) -> list[str]:
-    """Every staff page of a course (grows with the authoring pages)."""
-    return [f"/staff/courses/{course.slug}/"]
+    """Every staff page of a course that a TA may read."""
+    slug = course.assignments.first().slug  # type: ignore[union-attr]
+    return [f"/staff/courses/{course.slug}/", f"/staff/courses/{course.slug}/export.zip",
+            f"/staff/assignments/{slug}/export.toml"]
+
+
+def authoring_pages(course: Course) -> list[tuple[str, str]]:
+    """Every instructor-only page: (method, url)."""
+    slug = course.assignments.first().slug  # type: ignore[union-attr]
+    base = f"/staff/courses/{course.slug}"
+    pages = [("get", f"{base}/assignments/new/"), ("post", f"{base}/staff/"), ("post", f"{base}/import/")]
+    pages += [("get", f"/staff/assignments/{slug}/{page}/") for page in ("edit", "publish", "extensions")]
+    pages += [("post", f"/staff/assignments/{slug}/{page}/") for page in ("preview", "duplicate", "delete")]
+    return pages
+
+
+def test_every_authoring_page_is_404_for_other_courses_and_403_for_tas_and_students(
+    instructor: Any, ta: Any, student: Any, course_b: Course
+) -> None:
+    for method, url in authoring_pages(course_b):
+        for person in (instructor, ta, student):
+            assert getattr(logged_in(person), method)(url).status_code == 404, (person, url)
+    for method, url in authoring_pages(course_demo()):
+        for person in (ta, student):
+            assert getattr(logged_in(person), method)(url).status_code == 403, (person, url)
+    assert Assignment.objects.filter(slug=course_b.assignments.get().slug).exists()  # the delete did nothing
 
 
 def test_staff_of_course_a_get_404_on_every_page_of_course_b(instructor: Any, ta: Any, course_b: Course) -> None:

@@ -1,7 +1,11 @@
-"""python manage.py load_assignments [PATH…] — upsert catalog files by slug."""
+"""python manage.py load_assignments [--check] [PATH…] — upsert catalog files by slug, or only vet them.
+
+A folder holding a course.toml ([course] slug, title) loads into that course (created if needed).
+"""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +13,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from assignments.catalog_check import catalog_check
+from assignments.catalog_export import COURSE_FILE
+from assignments.models import Course
 from assignments.services import assignment_upsert, course_demo
 from assignments.spec import CatalogError, spec_from_file
 from grader.grading import expected_mismatches, formula_mismatches
@@ -23,12 +30,24 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="*", help="TOML files or folders of them")
         parser.add_argument("--no-check", action="store_true",
                             help="do not run the reference programs to cross-check expected values")
+        parser.add_argument("--check", action="store_true",
+                            help="vet the files as publishing would and write nothing: exit 1 with one "
+                                 "'file: field: problem' line per reason")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        files = _catalog_files([Path(p) for p in options["paths"]] or [settings.GRADER_CATALOG_DIR])
-        course = course_demo()
+        roots = [Path(p) for p in options["paths"]] or [settings.GRADER_CATALOG_DIR]
+        files = _catalog_files(roots)
+        if options["check"]:
+            lines = catalog_check(paths=files)
+            for line in lines:
+                self.stdout.write(line)
+            if lines:
+                raise CommandError(f"{len(lines)} reason(s) in {len(files)} file(s)", returncode=1)
+            self.stdout.write(f"{len(files)} file(s) pass")
+            return
         failures = 0
         for path in files:
+            course = _course_of(path)
             try:
                 message = _load_one(path, course=course, check=not options["no_check"])
             except (CatalogError, ReferenceError) as exc:
@@ -44,11 +63,24 @@ class Command(BaseCommand):
             raise CommandError(f"{failures} of {len(files)} file(s) not loaded", returncode=2)
 
 
+def _course_of(path: Path) -> Course:
+    """The course of a course-as-code folder (its course.toml), else the demo course."""
+    marker = path.parent / COURSE_FILE
+    if not marker.exists():
+        return course_demo()
+    try:
+        data = tomllib.loads(marker.read_text(encoding="utf-8"))["course"]
+        course, _ = Course.objects.get_or_create(slug=str(data["slug"]), defaults={"title": str(data["title"])})
+    except (OSError, KeyError, TypeError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CommandError(f"{marker}: course: must be [course] slug = …, title = … ({exc})", returncode=2) from None
+    return course
+
+
 def _catalog_files(paths: list[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(path.glob("*.toml")))
+            files.extend(sorted(p for p in path.glob("*.toml") if p.name != COURSE_FILE))
         elif path.exists():
             files.append(path)
         else:

@@ -1,0 +1,59 @@
+"""`load_assignments --check`: vet catalog files as a course repository's CI would, writing nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+
+from assignments.models import Course
+from assignments.services import assignment_upsert
+from assignments.spec import CatalogError, spec_from_file
+from assignments.vetting import Reason, assignment_vet, reasons_open
+from grader.grading import expected_mismatches, formula_mismatches
+from grader.reference import ReferenceError
+from grader.variants import variant_get
+
+
+class _RollBack(Exception):
+    pass
+
+
+def catalog_check(*, paths: list[Path]) -> list[str]:
+    """One `file: field: problem` line per reason over all files; empty when every file passes."""
+    lines: list[str] = []
+    for path in paths:
+        try:
+            lines += [reason.line(path.name) for reason in _file_reasons(path)]
+        except CatalogError as exc:
+            lines.append(str(exc))
+    return lines
+
+
+def _file_reasons(path: Path) -> list[Reason]:
+    spec = spec_from_file(path)
+    reasons: list[Reason] = []
+    try:
+        with transaction.atomic():
+            course, _ = Course.objects.get_or_create(slug="catalog-check", defaults={"title": "catalog check"})
+            assignment, _ = assignment_upsert(spec=spec, course=course)
+            reasons = assignment_vet(assignment=assignment)
+            if not any(r.field == "reference" or r.code.startswith("no-tensor") for r in reasons):
+                reasons += _authored_mismatches(assignment)
+            raise _RollBack
+    except _RollBack:
+        pass
+    return reasons_open(reasons=reasons, accepted=spec.accepted)
+
+
+def _authored_mismatches(assignment: object) -> list[Reason]:
+    from assignments.models import Assignment
+
+    assert isinstance(assignment, Assignment)
+    try:
+        variant = variant_get(assignment=assignment, params=assignment.params)
+        found = expected_mismatches(assignment=assignment, analysis=variant.analysis_data())
+        found += formula_mismatches(assignment=assignment, variant=variant)
+    except ReferenceError as exc:
+        return [Reason(code="reference-fails:reference", field="reference", problem=str(exc))]
+    return [Reason(code=f"mismatch:{field}", field=field, problem=problem) for field, problem in found]

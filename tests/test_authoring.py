@@ -1,0 +1,178 @@
+"""Instructors author through the forms: create, preview with a trial answer, vet, publish, copy, delete."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from assignments.models import Assignment, AssignmentVersion
+from grader.models import Submission
+from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post
+from tests.clients import logged_in
+
+pytestmark = pytest.mark.django_db
+
+
+def _slug(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def test_an_instructor_creates_previews_tries_a_wrong_answer_and_publishes(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("walk")
+    walk = {"reference": WALKTHROUGH_REFERENCE, "params": "x0 = 3.0\ny0 = 2.5"}
+    created = client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug, **walk))
+    assert created.status_code == 302, created.content.decode()[:2000]
+    assignment = Assignment.objects.get(slug=slug)
+    assert not assignment.published and assignment.version == 0
+
+    # x.grad = y + 2x = 8.5 at (3, 2.5); forgetting the path through b gives y = 2.5.
+    trial = {**form_post(slug=slug, **walk), "trial:x.grad": "2.5"}
+    preview = client.post(f"/staff/assignments/{slug}/preview/", trial)
+    page = preview.content.decode()
+    assert preview.status_code == 200, page[:2000]
+    assert "8.5" in page and "<svg" in page
+    assert "x → pow → add → z" in page  # a path with its contribution
+    assert "Feedback space" in page and "missing path" in page
+    assert "Trial: what the student gets" in page and "Score: <strong>0 / 2</strong>" in page
+
+    # The walkthrough's ambiguity: 2.5 is both "missed x → pow → add → z" and y's forward value.
+    refused = client.post(f"/staff/assignments/{slug}/publish/")
+    assert refused.status_code == 400
+    reason = "the answer 2.5 is both missing path x → pow → add → z and y&#x27;s forward value"
+    assert reason in refused.content.decode()
+    why = "the lesson discusses this ambiguity in class"
+    publish = client.post(f"/staff/assignments/{slug}/publish/", {"justify:ambiguous-mistakes:parts.x.grad": why})
+    assert publish.status_code == 302, publish.content.decode()[:3000]
+    assignment.refresh_from_db()
+    assert assignment.published and assignment.version == 1
+    version = AssignmentVersion.objects.get(assignment=assignment)
+    assert f'slug = "{slug}"' in version.catalog and version.overrides[0]["justification"] == why
+
+
+def test_a_clean_assignment_publishes_without_justification(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("clean")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assert "Vetting found nothing wrong" in client.get(f"/staff/assignments/{slug}/publish/").content.decode()
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert Assignment.objects.get(slug=slug).published
+
+
+def test_a_reference_error_shows_the_instructors_own_line_number(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("broken")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    post = form_post(slug=slug, reference=BROKEN_REFERENCE)
+    page = client.post(f"/staff/assignments/{slug}/preview/", post).content.decode()
+    assert "NameError" in page and "program line 2" in page
+    assert '<span class="failing">  2  z = x * q</span>' in page
+
+
+def test_vetting_refuses_a_weak_assignment_listing_each_reason_until_justified(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("weak")
+    # z = 3x² + 2y at (0, 1): dz/dx = 6x = 0 (the answer 0 passes) and dz/dy = 2 = z's own value.
+    post = form_post(slug=slug, params="x0 = 0.0\ny0 = 1.0",
+                     parts=[{"key": "x.grad", "kind": "numeric"}, {"key": "y.grad", "kind": "numeric"}])
+    assert client.post("/staff/courses/autograd-101/assignments/new/", post).status_code == 302
+    refused = client.post(f"/staff/assignments/{slug}/publish/")
+    page = refused.content.decode()
+    assert refused.status_code == 400
+    assert "parts.x.grad</code>: the answer 0 passes" in page
+    assert "parts.y.grad</code>: the forward value of z passes" in page
+    assert not Assignment.objects.get(slug=slug).published
+    codes = ["trivial-answer:parts.x.grad", "trivial-answer:parts.y.grad"]
+    half = client.post(f"/staff/assignments/{slug}/publish/", {f"justify:{codes[0]}": "warm-up"})
+    assert half.status_code == 400 and "parts.x.grad</code>" not in half.content.decode()  # one left to justify
+    justified = client.post(f"/staff/assignments/{slug}/publish/",
+                            {f"justify:{code}": "a warm-up: the point is reading the graph" for code in codes})
+    assert justified.status_code == 302, justified.content.decode()[:3000]
+    version = AssignmentVersion.objects.get(assignment__slug=slug)
+    assert {o["code"] for o in version.overrides} == set(codes)
+    assert all(o["justification"] == "a warm-up: the point is reading the graph" for o in version.overrides)
+
+
+def test_a_part_key_naming_no_tensor_is_a_reason(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("nokey")
+    post = form_post(slug=slug, parts=[{"key": "w.grad", "kind": "numeric"}])
+    assert client.post("/staff/courses/autograd-101/assignments/new/", post).status_code == 302
+    page = client.post(f"/staff/assignments/{slug}/publish/").content.decode()
+    assert "parts.w</code>: names no tensor of the reference program" in page
+
+
+def test_edits_to_a_published_assignment_wait_in_a_draft(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("drafted")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    edited = form_post(slug=slug, params="x0 = 2.5\ny0 = -0.5")
+    assert client.post(f"/staff/assignments/{slug}/edit/", edited).status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    assert assignment.params == {"x0": 1.5, "y0": -0.5} and assignment.draft["params"] == {"x0": 2.5, "y0": -0.5}
+    assert "x0 = 2.5" in client.get(f"/staff/assignments/{slug}/edit/").content.decode()
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.params == {"x0": 2.5, "y0": -0.5} and assignment.version == 2 and assignment.draft is None
+
+
+def test_delete_archives_an_assignment_with_submissions_and_keeps_them(instructor: Any, student: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("keep")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "1"})
+    assert client.post(f"/staff/assignments/{slug}/delete/").status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.archived_at is not None and assignment.submissions.count() == 1
+    assert logged_in(student).get(f"/assignments/{slug}/").status_code == 404
+
+    other = _slug("gone")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=other)).status_code == 302
+    assert client.post(f"/staff/assignments/{other}/delete/").status_code == 302
+    assert not Assignment.objects.filter(slug=other).exists()
+
+
+def test_duplicate_makes_an_unpublished_copy_under_a_new_slug(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("orig")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    response = client.post(f"/staff/assignments/{slug}/duplicate/", {"slug": f"{slug}-b", "title": "Copy"})
+    assert response.status_code == 302
+    copy = Assignment.objects.get(slug=f"{slug}-b")
+    assert copy.title == "Copy" and not copy.published and [p.key for p in copy.parts.all()] == ["x.grad", "y.grad"]
+
+
+def test_form_errors_name_the_field_and_lose_nothing(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("bad")
+    post = form_post(slug=slug, params="x0 = [unclosed")
+    response = client.post("/staff/courses/autograd-101/assignments/new/", post)
+    page = response.content.decode()
+    assert response.status_code == 400 and "params: is not valid TOML" in page
+    assert "Take $z = x y + x^2$" in page  # what was typed comes back
+    assert not Assignment.objects.filter(slug=slug).exists()
+
+
+def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, student: Any) -> None:
+    from django.utils import timezone
+
+    from assignments.selectors import version_graded_against
+
+    client = logged_in(instructor)
+    slug = _slug("versions")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    graded = Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "9"},
+                                       status=Submission.Status.GRADED, graded_at=timezone.now())
+    assert client.post(f"/staff/assignments/{slug}/edit/", form_post(slug=slug, params="x0 = 2.5\ny0 = -0.5")
+                       ).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    version = version_graded_against(assignment_id=assignment.pk, graded_at=graded.graded_at)
+    assert version is not None and version.number == 1 and "x0 = 1.5" in version.catalog
+    latest = version_graded_against(assignment_id=assignment.pk, graded_at=timezone.now())
+    assert latest is not None and latest.number == 2 and "x0 = 2.5" in latest.catalog

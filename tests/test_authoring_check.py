@@ -1,0 +1,99 @@
+"""`load_assignments --check`: one `file: field: problem` line per reason, exit 1, nothing written."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from assignments.models import Assignment, Course
+
+pytestmark = pytest.mark.django_db
+
+HEAD = 'title = "t"\nstatement = "s"\n'
+XY = 'x = torch.tensor(x0, requires_grad=True)\ny = torch.tensor(y0, requires_grad=True)\n'
+
+# file stem → (TOML body, the line --check must print). Each is a mistake an author really makes.
+BAD = {
+    "fails": (f'reference = """\n{XY}z = x * q\nz.backward()\n"""\n[params]\nx0 = 2.0\ny0 = 3.0\n'
+              '[[parts]]\nkey = "x.grad"\n',
+              "fails.toml: reference: fails at the seed point: NameError: name 'q' is not defined (program line 3)"),
+    "no-tensor": (f'reference = """\n{XY}z = 3 * x**2 + 2 * y\nz.backward()\n"""\n[params]\nx0 = 1.5\ny0 = -0.5\n'
+                  '[[parts]]\nkey = "w.grad"\n', "no-tensor.toml: parts.w: names no tensor of the reference program"),
+    "zero": (f'reference = """\n{XY}z = 3 * x**2 + 2 * y\nz.backward()\n"""\n[params]\nx0 = 0.0\ny0 = 1.5\n'
+             '[[parts]]\nkey = "x.grad"\n', "zero.toml: parts.x.grad: the answer 0 passes"),
+    "own-value": ('reference = """\nx = torch.tensor(x0, requires_grad=True)\nz = x * x / 2\nz.backward()\n"""\n'
+                  '[params]\nx0 = 3.0\n[[parts]]\nkey = "x.grad"\n',
+                  "own-value.toml: parts.x.grad: the forward value of x passes"),
+    "ambiguous": (f'reference = """\n{XY}a = x * y\nb = x**2\nz = a + b\nz.backward()\n"""\n[params]\nx0 = 2.0\n'
+                  'y0 = 3.0\n[[parts]]\nkey = "x.grad"\n',
+                  "ambiguous.toml: parts.x.grad: at the seed point the answer 4.0 is both missing path "
+                  "x → mul → add → z and b's forward value"),
+    "constant": ('reference = """\nx = torch.tensor(x0, requires_grad=True)\nz = x + 4\nz.backward()\n"""\n'
+                 '[params]\nx0 = 2.0\n[[parts]]\nkey = "dz"\nkind = "symbolic"\n'
+                 'config = { variables = { x = "x0" }, of = "x.grad" }\n',
+                 "constant.toml: parts.dz: the constant formula 1 passes at every evaluation point"),
+    "by-hand": (f'reference = """\n{XY}z = x * y + x**2\nz.backward()\n"""\n[params]\nx0 = 2.0\ny0 = 3.0\n'
+                '[[parts]]\nkey = "g"\nkind = "code"\nconfig = { mode = "function", function = "g", '
+                'args = ["x0", "y0"], returns = ["x.grad", "y.grad"] }\n',
+                "by-hand.toml: parts.g: a solution that calls .backward() passes this by-hand part"),
+    "seeded": ('reference = """\nx = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.tensor(seed))\n'
+               '"""\n[params]\nxs = [1.0, 2.0]\nseed = [1.0, 1.0]\n[[parts]]\nkey = "p"\nkind = "code"\n'
+               'config = { mode = "program", reads = ["x.grad"], '
+               'starter = "x = torch.tensor(xs, requires_grad=True)" }\n',
+               "seeded.toml: parts.p: the default seed (ones) passes at every evaluation point"),
+    "one-side": ('reference = """\nx = torch.tensor([x0], requires_grad=True)\ny = torch.relu(x) * 3\ny.backward()\n'
+                 '"""\n[params]\nx0 = 1.5\n[[parts]]\nkey = "dy"\nkind = "symbolic"\n'
+                 'config = { variables = { x = "x0" }, of = "x.grad", formula = "3*step(x)" }\n',
+                 "one-side.toml: parts.dy: the evaluation points keep the input of relu"),
+    "kink": ('reference = """\nx = torch.tensor([x0], requires_grad=True)\ny = torch.relu(x) * 3\ny.backward()\n'
+             '"""\n[params]\nx0 = 1.5\n[variants]\nx0 = { choices = [0.0] }\n[[parts]]\nkey = "x.grad"\n',
+             "kink.toml: variants: a student variant (x0 = 0.0) puts the input of a ReLU-like node at its kink"),
+    "infinite": ('reference = """\nx = torch.tensor(x0, requires_grad=True)\nz = torch.log(x)\nz.backward()\n"""\n'
+                 '[params]\nx0 = 0.0\n[[parts]]\nkey = "x.grad"\n',
+                 "infinite.toml: parts.x.grad: the reference gives a non-finite value at the seed point"),
+    "not-toml": ('reference = "unclosed\n', "not-toml.toml: file: is not valid TOML"),
+}
+
+
+def _check(*paths: Path) -> tuple[int, str]:
+    out = StringIO()
+    try:
+        call_command("load_assignments", "--check", *map(str, paths), stdout=out)
+    except CommandError as exc:
+        return exc.returncode, out.getvalue()
+    return 0, out.getvalue()
+
+
+def test_check_refuses_each_kind_of_bad_file_with_its_reason_and_writes_nothing(tmp_path: Path) -> None:
+    for stem, (body, _line) in BAD.items():
+        (tmp_path / f"{stem}.toml").write_text(f'slug = "{stem}"\n{HEAD}{body}', encoding="utf-8")
+    before = (Assignment.objects.count(), Course.objects.count())
+    code, out = _check(tmp_path)
+    assert code == 1
+    lines = out.splitlines()
+    for stem, (_body, expected) in BAD.items():
+        assert any(line.startswith(expected) for line in lines), f"{stem}: {expected!r} not in\n{out}"
+    assert all(line.split(": ", 2)[0].endswith(".toml") for line in lines)  # file: field: problem
+    assert (Assignment.objects.count(), Course.objects.count()) == before
+
+
+def test_an_accepted_reason_with_a_justification_passes(tmp_path: Path) -> None:
+    body, _ = BAD["zero"]
+    path = tmp_path / "zero.toml"
+    path.write_text(f'slug = "zero"\n{HEAD}{body}[vetting.accept]\n"trivial-answer:parts.x.grad" = "warm-up"\n',
+                    encoding="utf-8")
+    assert _check(path) == (0, "1 file(s) pass\n")
+
+
+def test_the_shipped_catalog_passes_but_the_dead_relu_formula_part(tmp_path: Path) -> None:
+    """The by-hand parts forbid autograd and the seeded part varies its seed; dead-relu's formula is still
+    tested only left of the kink (its points cannot cross it without changing the students' values)."""
+    code, out = _check(Path(settings.GRADER_CATALOG_DIR))
+    assert code == 1
+    assert sorted(line.split(": ")[1] for line in out.splitlines()) == ["parts.dy_dx", "parts.dy_dx"], out
+    assert all(line.startswith("dead-relu.toml: ") for line in out.splitlines())

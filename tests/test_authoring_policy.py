@@ -1,0 +1,87 @@
+"""Policies set in the UI as students meet them: extensions, extra attempts, late credit, opens_at, hints."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from assignments import authoring
+from assignments.models import Assignment
+from assignments.services import course_demo
+from grader.policy import PolicyError, window_at
+from grader.services import submission_create
+from tests.clients import api, logged_in
+
+pytestmark = pytest.mark.django_db
+REFERENCE = "x = torch.tensor(x0, requires_grad=True)\nz = 3 * x**2\nz.backward()\n"
+
+
+def _assignment(**policy: Any) -> Assignment:
+    slug = f"pol-{uuid.uuid4().hex[:6]}"
+    data = {"slug": slug, "title": "Policy", "statement": "Secret statement $z = 3x^2$", "reference": REFERENCE,
+            "params": {"x0": 1.5}, "policy": {"counts": "best", "late_penalty": [[0, 0.5]], **policy},
+            "parts": [{"key": "x.grad", "hint": "Power rule, times three."}]}
+    assignment = authoring.assignment_create(course=course_demo(), data=data)
+    Assignment.objects.filter(pk=assignment.pk).update(published=True)
+    assignment.refresh_from_db()
+    return assignment
+
+
+def test_an_extension_gives_extra_attempts_and_a_later_deadline(instructor: Any, student: Any,
+                                                               other_student: Any) -> None:
+    due = timezone.now() - timedelta(hours=2)
+    assignment = _assignment(max_attempts=1, due_at=due)
+    submission_create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, code={})
+    with pytest.raises(PolicyError, match="used all 1 attempts"):
+        submission_create(student=student.user, assignment=assignment, answers={"x.grad": "2"}, code={})
+
+    later = (timezone.now() + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    response = logged_in(instructor).post(f"/staff/assignments/{assignment.slug}/extensions/",
+                                          {"username": student.user.username, "due_at": later, "extra": "1"})
+    assert response.status_code == 302
+    submission_create(student=student.user, assignment=assignment, answers={"x.grad": "2"}, code={})
+    with pytest.raises(PolicyError, match="used all 2 attempts"):
+        submission_create(student=student.user, assignment=assignment, answers={"x.grad": "3"}, code={})
+
+    # Two hours past the due date: late credit halves the other student's score, not the extended one's.
+    assert window_at(assignment=assignment, student_id=other_student.user.pk).late_factor == 0.5
+    assert window_at(assignment=assignment, student_id=student.user.pk).late_factor == 1.0
+    page = logged_in(student).get(f"/assignments/{assignment.slug}/").content.decode()
+    assert "(your extension)" in page and "0 of 2" in page and "×0.5 from 0 h late" in page
+
+
+def test_only_students_of_the_course_get_extensions(instructor: Any, make_user: Any) -> None:
+    assignment = _assignment()
+    response = logged_in(instructor).post(f"/staff/assignments/{assignment.slug}/extensions/",
+                                          {"username": "nobody-at-all", "extra": "1"}, follow=True)
+    assert "is not a student of this course" in response.content.decode()
+
+
+def test_before_opens_at_neither_statement_nor_parts_are_served(student: Any) -> None:
+    assignment = _assignment(opens_at=timezone.now() + timedelta(days=2))
+    page = logged_in(student).get(f"/assignments/{assignment.slug}/").content.decode()
+    assert "not open yet" in page and "Secret statement" not in page and "x.grad" not in page
+    body = api(student).get(f"/api/v1/assignments/{assignment.slug}/").json()
+    assert body["statement"] == "" and body["parts"] == [] and body["opens_at"]
+    with pytest.raises(PolicyError, match="opens at"):
+        submission_create(student=student.user, assignment=assignment, answers={"x.grad": "9"}, code={})
+
+
+def test_hints_appear_after_the_set_number_of_attempts(student: Any) -> None:
+    assignment = _assignment(hints_after=1)
+    client = api(student)
+    assert client.get(f"/api/v1/assignments/{assignment.slug}/").json()["parts"][0]["hint"] == ""
+    assert "Power rule" not in logged_in(student).get(f"/assignments/{assignment.slug}/").content.decode()
+    submission_create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, code={})
+    assert client.get(f"/api/v1/assignments/{assignment.slug}/").json()["parts"][0]["hint"].startswith("Power")
+
+
+def test_a_per_assignment_rate_limit_applies(student: Any) -> None:
+    assignment = _assignment(rate_limit=1)
+    submission_create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, code={})
+    with pytest.raises(PolicyError, match="at most 1 a minute"):
+        submission_create(student=student.user, assignment=assignment, answers={"x.grad": "2"}, code={})

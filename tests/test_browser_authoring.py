@@ -1,0 +1,100 @@
+"""An instructor authors in headless Chromium (create, edit the reference in the editor, preview, trial
+wrong answer, vet, publish) and a student then answers the published assignment."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.test_browser import OUTPUT, log_in
+from tests.test_browser import page as page  # noqa: F401  (the fixture)
+
+REFERENCE_LINES = ["x = torch.tensor(x0, requires_grad=True)", "y = torch.tensor(y0, requires_grad=True)",
+                   "z = 3 * x**2 + 2 * y", "z.backward()"]
+
+
+def _shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(OUTPUT / f"authoring-{name}.png"), full_page=True)
+
+
+def _type_reference(page: Any, lines: list[str]) -> None:
+    editor = page.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    for line in lines:
+        page.keyboard.type(line)
+        page.keyboard.press("Enter")
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_an_instructor_authors_previews_vets_and_publishes_and_a_student_answers(
+    live_db: None, worker: Any, web_server: str, instructor: Any, student: Any, page: Any  # noqa: F811
+) -> None:
+    OUTPUT.mkdir(exist_ok=True)
+    slug = f"browser-{uuid.uuid4().hex[:6]}"
+    log_in(page, web_server, instructor)
+    page.goto(f"{web_server}/staff/")
+    assert "Instructor" in page.locator("table.staff-courses").inner_text()
+    page.locator("table.staff-courses a").first.click()
+    page.get_by_role("link", name="New assignment").click()
+
+    page.get_by_label("Slug").fill(slug)
+    page.get_by_label("Title").fill("Browser-made: z = 3x² + 2y")
+    page.get_by_label("Statement").fill("Let $z = 3x^2 + 2y$ at $x = 1.5$, $y = -0.5$. Find `x.grad`.")
+    assert page.locator(".cm-editor").count() == 1  # CodeMirror replaced the textarea
+    _type_reference(page, ["x = torch.tensor(x0, requires_grad=True)", "z = x * q"])  # a first, broken try
+    page.get_by_label("Params").fill("x0 = 1.5\ny0 = -0.5")
+    page.get_by_label("Key").fill("x.grad")
+    _shot(page, "create")
+    page.get_by_role("button", name="Create draft").click()
+    page.wait_for_url(f"{web_server}/staff/assignments/{slug}/edit/")
+
+    page.get_by_role("button", name="Preview").click()
+    page.wait_for_selector("#preview .reference-error")
+    assert "program line 2" in page.locator("#preview").inner_text()
+    assert "z = x * q" in page.locator("#preview pre.source .failing").inner_text()
+    _shot(page, "reference-error")
+
+    _type_reference(page, REFERENCE_LINES)
+    assert "z = 3 * x**2 + 2 * y" in page.locator("#id_reference").input_value()  # the editor writes back
+    page.get_by_label("x.grad (numeric)").fill("3")  # dz/dx = 6x = 9; 3 drops the power rule's factor 2x
+    page.get_by_role("button", name="Preview").click()
+    page.wait_for_selector("#preview .trial-result")
+    preview = page.locator("#preview").inner_text()
+    assert "9" in preview and "Feedback space" in preview
+    assert page.locator("#preview .graph-picture svg").count() >= 1
+    assert page.locator("#preview .statement-preview .katex").count() > 0  # math typeset as students see it
+    assert "Score: 0 / 1" in page.locator("#preview .trial-result").inner_text()
+    _shot(page, "preview-trial")
+
+    # Keyboard: Tab indents inside the editor; Escape then Tab leaves it.
+    page.locator(".cm-content").click()
+    page.keyboard.press("End")
+    page.keyboard.press("Tab")
+    assert page.locator("#id_reference").input_value().count("    ") >= 1
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => !document.activeElement.closest('.cm-editor')")
+
+    page.get_by_role("button", name="Save").click()
+    page.wait_for_url(f"{web_server}/staff/assignments/{slug}/edit/")
+    page.get_by_role("link", name="Vet and publish").click()
+    page.wait_for_selector("text=Vetting found nothing wrong")
+    _shot(page, "vetting")
+    page.get_by_role("button", name="Publish version 1").click()
+    page.wait_for_selector("text=Published version 1.")
+    _shot(page, "published")
+
+    page.context.clear_cookies()
+    log_in(page, web_server, student)
+    page.get_by_role("link", name="Browser-made: z = 3x² + 2y").click()
+    page.get_by_label("x.grad").fill("3")
+    page.get_by_role("button", name="Submit answers").click()
+    page.wait_for_selector("#status-region [data-status=graded]")
+    assert "incorrect" in page.locator("#status-region").inner_text()
+    _shot(page, "student-result")
