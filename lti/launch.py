@@ -108,7 +108,7 @@ def link_for_launch(*, resource_link: LtiResourceLink, course: Course, slug: str
 
 
 def assignment_in_course(*, course: Course, slug: str) -> Assignment:
-    assignment = Assignment.objects.filter(course=course, slug=slug).first()
+    assignment = Assignment.objects.filter(course=course, slug=slug, archived_at__isnull=True).first()
     if assignment is None:
         raise LaunchRefused(f"The assignment {slug!r} of this LMS link is not in the course {course.title}.")
     return assignment

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -24,9 +25,14 @@ def _staff_course(request: HttpRequest, course_id: int) -> Course:
     return course_for_staff_or_404(user=request.user, slug=slug)
 
 
+def _offered(course: Course) -> QuerySet[Assignment]:
+    """What an LMS link may open: the course's published assignments, not the archived ones."""
+    return course.assignments.filter(published=True, archived_at__isnull=True)
+
+
 def _picked(request: HttpRequest, course: Course) -> list[Assignment]:
     slugs = request.POST.getlist("assignment")
-    return list(Assignment.objects.filter(course=course, slug__in=slugs).prefetch_related("parts"))
+    return list(_offered(course).filter(slug__in=slugs).prefetch_related("parts"))
 
 
 @login_required
@@ -43,7 +49,7 @@ def link_bind_page(request: HttpRequest) -> HttpResponse:
             link = link_bind(resource_link=resource_link, assignment=picked[0])
             del request.session["lti_bind"]
             return redirect("assignment", slug=link.assignment.slug)
-    context = {"course": course, "assignments": course.assignments.all(), "multiple": False,
+    context = {"course": course, "assignments": _offered(course), "multiple": False,
                "action": reverse("lti:bind"), "title": "Which assignment does this LMS link open?"}
     return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
 
@@ -65,7 +71,7 @@ def deep_link_page(request: HttpRequest) -> HttpResponse:
                 assignments=picked, launch_url=request.build_absolute_uri(reverse("lti:launch")))
             del request.session["lti_deep_link"]
             return render(request, "lti/deep_link_return.html", {"return_url": return_url, "jwt": token})
-    context = {"course": course, "assignments": course.assignments.all(), "multiple": multiple,
+    context = {"course": course, "assignments": _offered(course), "multiple": multiple,
                "action": reverse("lti:deep-link"), "title": "Add assignments to the LMS course"}
     return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
 
