@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "assignments",
     "grader",
     "courseops",
+    "lti_tool",
+    "lti",
 ]
 
 MIDDLEWARE = [
@@ -54,6 +56,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lti.middleware.PlatformFramingMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -158,6 +161,21 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
 }
+
+# --- LTI 1.3 (see lti/ and README "LMS administrators") ----------------------------
+# Launch state, nonces, JWKS and AGS tokens live in a cache every web process shares.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "lti": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": envstr("LTI_CACHE_URL", REDIS_URL),
+            "KEY_PREFIX": envstr("LTI_CACHE_PREFIX", "lti")},
+}
+LTI_CLOCK_LEEWAY = envint("LTI_CLOCK_LEEWAY", 10)  # seconds of platform clock skew accepted, no more
+LTI_HTTP_TIMEOUT = envfloat("LTI_HTTP_TIMEOUT", 10.0)  # every call to a platform (JWKS, token, AGS, NRPS)
+LTI_JWKS_CACHE_SECONDS = envint("LTI_JWKS_CACHE_SECONDS", 600)
+LTI_KEY_PUBLISH_SECONDS = envint("LTI_KEY_PUBLISH_SECONDS", 3600)  # a new key is published this long before use
+LTI_SCORE_RETRIES = envint("LTI_SCORE_RETRIES", 6)
+if not DEBUG and envbool("SECURE_COOKIES", True):  # LMS iframes are third-party: cookies need SameSite=None
+    SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
 
 LOGGING = {
     "version": 1,

@@ -7,5 +7,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("grader.api.urls")),
     path("staff/", include("assignments.urls")),
+    path("lti/", include("lti.urls")),
     path("", include("grader.urls")),
 ]

@@ -22,6 +22,7 @@ from grader.models import Result, Submission
 from grader.policy import PolicyError, RateLimited, _now, attempts_left, extra_attempts, window_at
 from grader.reference import ReferenceError
 from grader.variants import params_for_student, variant_ready, variant_row
+from lti.scores import lti_score_publish_later
 
 log = logging.getLogger(__name__)
 MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an infrastructure error
@@ -151,6 +152,7 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
         if not Result.objects.filter(submission_id=submission.id).update(**fields):  # idempotent rewrite
             Result.objects.create(submission_id=submission.id, **fields)
         owned.update(status=Submission.Status.GRADED, graded_at=_now(), variant=variant)  # the one graded with
+        transaction.on_commit(lambda: lti_score_publish_later(submission_id=submission.id))  # LMS gradebook (AGS)
 
 
 def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:

@@ -1,0 +1,33 @@
+"""django-lti registers registrations, deployments and keys; these are the tool's own rows."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from lti.models import ContextCourse, DeploymentCourse, FrameOrigin, LinkAssignment, ScoreDelivery
+
+
+@admin.register(DeploymentCourse)
+class DeploymentCourseAdmin(admin.ModelAdmin):
+    list_display = ("deployment", "course")
+
+
+@admin.register(ContextCourse)
+class ContextCourseAdmin(admin.ModelAdmin):
+    list_display = ("context", "course", "roster_synced_at", "roster_error")
+
+
+@admin.register(LinkAssignment)
+class LinkAssignmentAdmin(admin.ModelAdmin):
+    list_display = ("resource_link", "assignment", "line_item_url")
+
+
+@admin.register(FrameOrigin)
+class FrameOriginAdmin(admin.ModelAdmin):
+    list_display = ("registration", "origin")
+
+
+@admin.register(ScoreDelivery)
+class ScoreDeliveryAdmin(admin.ModelAdmin):
+    list_display = ("user", "link", "score_given", "score_maximum", "status", "tries", "last_error")
+    list_filter = ("status",)

@@ -1,0 +1,59 @@
+"""Which origins may frame the tool: `frame-ancestors` lists registered platforms only.
+
+`platform_origins()` is the hook for the CSP layer: with django-csp, keep `'self'` in
+CSP_FRAME_ANCESTORS and let `lti.middleware.PlatformFramingMiddleware` (listed after
+django-csp's middleware) replace the directive per response, so a registration added in
+the admin takes effect without a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from urllib.parse import urlsplit
+
+from django.core.cache import caches
+from django.db import connection
+from lti_tool.models import LtiRegistration
+
+from lti.models import FrameOrigin
+
+CACHE_SECONDS = 60
+
+
+def origin_of(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _cache_key() -> str:
+    return f"frame-origins:{connection.settings_dict['NAME']}"  # one Redis may serve several databases
+
+
+def platform_origins() -> list[str]:
+    """Origins of active registrations (issuer, auth URL, extra frame origins), sorted."""
+    try:
+        cached = caches["lti"].get(_cache_key())
+    except Exception:  # Redis down: every page still renders, from the database
+        cached = None
+    if cached is not None:
+        return list(cached)
+    urls: set[str] = set()
+    for issuer, auth_url in LtiRegistration.objects.active().values_list("issuer", "auth_url"):
+        urls.update((issuer, auth_url))
+    urls.update(FrameOrigin.objects.filter(registration__is_active=True).values_list("origin", flat=True))
+    origins = sorted({origin for url in urls if (origin := origin_of(url))})
+    with contextlib.suppress(Exception):
+        caches["lti"].set(_cache_key(), origins, CACHE_SECONDS)
+    return origins
+
+
+def platform_origins_forget() -> None:
+    """Call after a registration changes, so framing follows at once."""
+    with contextlib.suppress(Exception):
+        caches["lti"].delete(_cache_key())
+
+
+def frame_ancestors() -> list[str]:
+    return ["'self'", *platform_origins()]

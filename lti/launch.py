@@ -1,0 +1,120 @@
+"""A validated launch → our user, course, membership and assignment. Called by the launch view."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
+from django.db import transaction
+from django.utils.text import slugify
+from lti_tool.models import LtiContext, LtiLaunch, LtiResourceLink, LtiUser
+from lti_tool.utils import sync_data_from_launch
+
+from assignments.access import STAFF_ROLES
+from assignments.models import Assignment, Course, Membership
+from assignments.services import membership_set
+from lti.models import ContextCourse, DeploymentCourse, LinkAssignment
+from lti.roles import course_role_from_lti
+
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+
+
+class LaunchRefused(Exception):
+    """A launch that validated but cannot be served (wrong assignment, a student on an unbound link)."""
+
+
+@dataclass(frozen=True)
+class Arrival:
+    user: AbstractUser
+    course: Course
+    role: Membership.Role
+    link: LinkAssignment | None  # None: a deep-linking launch, or an unbound link an instructor must bind
+    resource_link: LtiResourceLink | None
+
+
+@transaction.atomic
+def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
+    """Sync django-lti's rows, then map the launch onto a user, a course and (for links) an assignment."""
+    sync_data_from_launch(lti_launch)
+    user = user_for_lti(lti_user=lti_launch.user)
+    course = course_for_context(context=lti_launch.context)
+    role = Membership.Role(course_role_from_lti(lti_launch.roles_claim or []))
+    membership_set(user=user, course=course, role=role)
+    if lti_launch.is_deep_link_launch:
+        if role not in STAFF_ROLES:
+            raise LaunchRefused("Only instructors can add assignments to the LMS course.")
+        return Arrival(user=user, course=course, role=role, link=None, resource_link=None)
+    resource_link = lti_launch.resource_link
+    link = link_for_launch(resource_link=resource_link, course=course,
+                           slug=lti_launch.get_custom_claim("assignment"),
+                           line_item_url=(lti_launch.ags_claim or {}).get("lineitem", ""))
+    if link is None and role not in STAFF_ROLES:
+        raise LaunchRefused("This LMS link is not set up yet: your instructor has to open it once first.")
+    return Arrival(user=user, course=course, role=role, link=link, resource_link=resource_link)
+
+
+def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
+    """One local account per (registration, sub): the same `sub` on another platform is another person."""
+    if lti_user.auth_user_id is not None:
+        user: AbstractUser = lti_user.auth_user
+    else:
+        digest = hashlib.sha256(f"{lti_user.registration_id}:{lti_user.sub}".encode()).hexdigest()[:20]
+        user, created = get_user_model().objects.get_or_create(username=f"lti-{digest}")
+        if created:
+            user.set_unusable_password()  # LMS accounts log in only through the LMS
+            user.save(update_fields=["password"])
+        lti_user.auth_user = user
+        lti_user.save(update_fields=["auth_user"])
+    first, last = lti_user.given_name, lti_user.family_name
+    if not (first or last) and lti_user.name:  # only the full name was shared
+        first, _, last = lti_user.name.partition(" ")
+    names = {"first_name": first[:150], "last_name": last[:150], "email": lti_user.email}
+    changed = {k: v for k, v in names.items() if v and getattr(user, k) != v}
+    if changed:
+        for field, value in changed.items():
+            setattr(user, field, value)
+        user.save(update_fields=list(changed))
+    return user
+
+
+def course_for_context(*, context: LtiContext) -> Course:
+    """The deployment's course (`lti_register --course`), else one created on the context's first launch."""
+    linked = ContextCourse.objects.filter(context=context).select_related("course").first()
+    if linked is not None:
+        return linked.course
+    fixed = DeploymentCourse.objects.filter(deployment=context.deployment).select_related("course").first()
+    if fixed is not None:
+        course = fixed.course
+    else:
+        digest = hashlib.sha256(f"{context.deployment_id}:{context.id_on_platform}".encode()).hexdigest()[:8]
+        stem = slugify(context.label or context.title or "lms-course")[:40] or "lms-course"
+        course, _ = Course.objects.get_or_create(slug=f"{stem}-{digest}",
+                                                 defaults={"title": (context.title or stem)[:200]})
+    ContextCourse.objects.get_or_create(context=context, defaults={"course": course})
+    return course
+
+
+def link_for_launch(*, resource_link: LtiResourceLink, course: Course, slug: str | None,
+                    line_item_url: str) -> LinkAssignment | None:
+    link = LinkAssignment.objects.filter(resource_link=resource_link).select_related("assignment").first()
+    if link is None and slug:
+        link = link_bind(resource_link=resource_link, assignment=assignment_in_course(course=course, slug=slug))
+    if link is not None and line_item_url and link.line_item_url != line_item_url:
+        link.line_item_url = line_item_url
+        link.save(update_fields=["line_item_url"])
+    return link
+
+
+def assignment_in_course(*, course: Course, slug: str) -> Assignment:
+    assignment = Assignment.objects.filter(course=course, slug=slug, archived_at__isnull=True).first()
+    if assignment is None:
+        raise LaunchRefused(f"The assignment {slug!r} of this LMS link is not in the course {course.title}.")
+    return assignment
+
+
+def link_bind(*, resource_link: LtiResourceLink, assignment: Assignment) -> LinkAssignment:
+    """Bind an unbound link; a link already bound keeps its assignment (scores were reported for it)."""
+    link, _ = LinkAssignment.objects.get_or_create(resource_link=resource_link, defaults={"assignment": assignment})
+    return link

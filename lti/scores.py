@@ -1,0 +1,163 @@
+"""AGS score publishing: the counted score of a student goes to the LMS column of each bound link.
+
+`lti_score_publish_later` is the one call grading makes (on commit); the Celery task
+`lti.publish_score` sends the row with retries. Grading never waits for a platform.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from urllib.parse import urlsplit, urlunsplit
+
+from django.db import transaction
+from django.utils import timezone
+from lti_tool.models import LtiUser
+
+from assignments.models import Assignment
+from grader.models import Result, Submission
+from lti.models import LinkAssignment, ScoreDelivery
+from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, platform_call
+
+log = logging.getLogger(__name__)
+SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+
+
+def lti_score_publish_later(*, submission_id: int) -> None:
+    """Queue the student's counted score for every LMS link of the assignment. Never raises."""
+    try:
+        for delivery_id in score_deliveries_update(submission_id=submission_id):
+            _enqueue(delivery_id)
+    except Exception:  # grading has committed; a publishing bug must not surface there
+        log.exception("could not queue LTI scores for submission %s", submission_id)
+
+
+def _enqueue(delivery_id: int) -> None:
+    from lti.tasks import publish_score
+
+    try:
+        publish_score.delay(delivery_id)
+    except Exception:  # broker down: the row stays pending, visible to instructors, retried from their page
+        log.exception("could not enqueue LTI score delivery %s", delivery_id)
+
+
+def counted_result(*, user_id: int, assignment: Assignment) -> Result | None:
+    results = Result.objects.filter(submission__student_id=user_id, submission__assignment=assignment,
+                                    submission__status=Submission.Status.GRADED)
+    if assignment.counts == Assignment.Counts.LAST:
+        return results.order_by("-submission__created_at").first()
+    return results.order_by("-score", "-submission__created_at").first()
+
+
+@transaction.atomic
+def score_deliveries_update(*, submission_id: int) -> list[int]:
+    """Rows whose counted score or comment changed, with a timestamp later than any sent before."""
+    result = Result.objects.select_related("submission__assignment").filter(submission_id=submission_id).first()
+    if result is None:
+        return []
+    submission = result.submission
+    links = _links_of(user_id=submission.student_id, assignment=submission.assignment)
+    counted = counted_result(user_id=submission.student_id, assignment=submission.assignment) if links else None
+    if counted is None:
+        return []  # not an LMS student of this assignment (the common case): two cheap queries
+    changed = []
+    for link, sub in links:
+        fields = {"score_given": counted.score, "score_maximum": counted.max_score,
+                  "comment": _comment(counted), "lti_user_id": sub}
+        row = ScoreDelivery.objects.select_for_update().filter(link=link, user_id=submission.student_id).first()
+        if row is not None and all(getattr(row, k) == v for k, v in fields.items()):
+            continue
+        now_ms = int(time.time() * 1000)
+        if row is None:
+            row = ScoreDelivery.objects.create(link=link, user_id=submission.student_id, timestamp_ms=now_ms, **fields)
+        else:
+            for field, value in fields.items():
+                setattr(row, field, value)
+            row.timestamp_ms = max(now_ms, row.timestamp_ms + 1)  # the LMS ignores a score older than its last
+            row.status, row.tries, row.last_error = ScoreDelivery.Status.PENDING, 0, ""
+            row.save()
+        changed.append(row.id)
+    return changed
+
+
+def _links_of(*, user_id: int, assignment: Assignment) -> list[tuple[LinkAssignment, str]]:
+    subs = dict(LtiUser.objects.filter(auth_user_id=user_id).values_list("registration_id", "sub"))
+    if not subs:
+        return []
+    links = LinkAssignment.objects.filter(assignment=assignment).select_related("resource_link__context__deployment")
+    pairs = []
+    for link in links:
+        registration_id = link.resource_link.context.deployment.registration_id
+        if registration_id in subs:
+            pairs.append((link, subs[registration_id]))
+    return pairs
+
+
+def _comment(result: Result) -> str:
+    """The diagnosis summary: one line per part, as the student sees it on the feedback page."""
+    lines = [f"Score {result.score:g} of {result.max_score:g}."]
+    for part in (result.document.get("parts") or []) if isinstance(result.document, dict) else []:
+        diagnosis = part.get("diagnosis") or {}
+        verdict = "correct" if part.get("correct") else diagnosis.get("message") or diagnosis.get("kind") or "wrong"
+        lines.append(f"{part.get('part')}: {verdict}")
+    return "\n".join(lines)[:1000]
+
+
+def score_publish(*, delivery_id: int) -> bool:
+    """Send one row. Returns False when it is gone or already sent; raises PlatformError to retry."""
+    row = ScoreDelivery.objects.select_related("link__resource_link__context__deployment__registration").filter(
+        id=delivery_id).first()
+    if row is None or row.status == ScoreDelivery.Status.SENT:
+        return False
+    registration = row.link.resource_link.context.deployment.registration
+    stamp = row.timestamp_ms
+    body = {"userId": row.lti_user_id, "scoreGiven": row.score_given, "scoreMaximum": row.score_maximum,
+            "activityProgress": "Completed", "gradingProgress": "FullyGraded", "comment": row.comment,
+            "timestamp": datetime.fromtimestamp(stamp / 1000, tz=UTC).isoformat(timespec="milliseconds")}
+    ScoreDelivery.objects.filter(id=row.id).update(tries=row.tries + 1)
+    platform_call(registration=registration, method="POST", url=_scores_url(line_item_ensure(link=row.link)),
+                  scopes=[SCORE_SCOPE], json=body, headers={"Content-Type": SCORE_TYPE})
+    # Sent: unless a newer score arrived meanwhile (its own task sends it).
+    ScoreDelivery.objects.filter(id=row.id, timestamp_ms=stamp).update(
+        status=ScoreDelivery.Status.SENT, sent_at=timezone.now(), last_error="")
+    return True
+
+
+def score_failed(*, delivery_id: int, error: str, final: bool) -> None:
+    status = ScoreDelivery.Status.FAILED if final else ScoreDelivery.Status.PENDING
+    ScoreDelivery.objects.filter(id=delivery_id).exclude(status=ScoreDelivery.Status.SENT).update(
+        status=status, last_error=error[:2000])
+
+
+def line_item_ensure(*, link: LinkAssignment) -> str:
+    """The link's column: from the launch claim, else found or created through the line items URL."""
+    if link.line_item_url:
+        return link.line_item_url
+    context = link.resource_link.context
+    if not context.lineitems_url:
+        raise PlatformError("the LMS gave no line item (gradebook column) for this link")
+    registration = context.deployment.registration
+    found = platform_call(registration=registration, method="GET", url=context.lineitems_url, scopes=[LINEITEM_SCOPE],
+                          params={"resource_link_id": link.resource_link.id_on_platform},
+                          headers={"Accept": "application/vnd.ims.lis.v2.lineitemcontainer+json"}).json()
+    if isinstance(found, list) and found and isinstance(found[0], dict) and found[0].get("id"):
+        url = str(found[0]["id"])
+    else:
+        created = platform_call(
+            registration=registration, method="POST", url=context.lineitems_url, scopes=[LINEITEM_SCOPE],
+            json={"scoreMaximum": _maximum(link.assignment), "label": link.assignment.title,
+                  "resourceId": link.assignment.slug, "resourceLinkId": link.resource_link.id_on_platform},
+            headers={"Content-Type": "application/vnd.ims.lis.v2.lineitem+json"}).json()
+        url = str(created["id"])
+    LinkAssignment.objects.filter(id=link.id).update(line_item_url=url)
+    return url
+
+
+def _maximum(assignment: Assignment) -> float:
+    return float(sum(part.points for part in assignment.parts.all())) or 1.0
+
+
+def _scores_url(line_item_url: str) -> str:
+    parts = urlsplit(line_item_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/scores"))

@@ -1,0 +1,104 @@
+"""Pages instructors reach from an LMS: bind a link, pick assignments to deep-link, see LMS sync."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.http import require_http_methods
+from lti_tool.models import LtiRegistration, LtiResourceLink
+
+from assignments.access import course_for_staff_or_404
+from assignments.models import Assignment, Course
+from lti.deep_linking import deep_link_response
+from lti.launch import link_bind
+from lti.models import ContextCourse, ScoreDelivery
+from lti.views import refusal
+
+
+def _staff_course(request: HttpRequest, course_id: int) -> Course:
+    """The course of a pending LMS action: 404 unless staff of it, 403 for its students."""
+    slug = Course.objects.filter(id=course_id).values_list("slug", flat=True).first() or ""
+    return course_for_staff_or_404(user=request.user, slug=slug)
+
+
+def _offered(course: Course) -> QuerySet[Assignment]:
+    """What an LMS link may open: the course's published assignments, not the archived ones."""
+    return course.assignments.filter(published=True, archived_at__isnull=True)
+
+
+def _picked(request: HttpRequest, course: Course) -> list[Assignment]:
+    slugs = request.POST.getlist("assignment")
+    return list(_offered(course).filter(slug__in=slugs).prefetch_related("parts"))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def link_bind_page(request: HttpRequest) -> HttpResponse:
+    pending = request.session.get("lti_bind")
+    if not pending:
+        return refusal(request, "Open this page from an LMS link.")
+    course = _staff_course(request, pending["course"])
+    if request.method == "POST":
+        picked = _picked(request, course)
+        if len(picked) == 1:
+            resource_link = get_object_or_404(LtiResourceLink, pk=pending["resource_link"])
+            link = link_bind(resource_link=resource_link, assignment=picked[0])
+            del request.session["lti_bind"]
+            return redirect("assignment", slug=link.assignment.slug)
+    context = {"course": course, "assignments": _offered(course), "multiple": False,
+               "action": reverse("lti:bind"), "title": "Which assignment does this LMS link open?"}
+    return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def deep_link_page(request: HttpRequest) -> HttpResponse:
+    pending = request.session.get("lti_deep_link")
+    if not pending:
+        return refusal(request, "Open this page from the LMS's 'add content' dialog.")
+    course = _staff_course(request, pending["course"])
+    multiple = str(pending["settings"].get("accept_multiple", True)).lower() != "false"
+    if request.method == "POST":
+        picked = _picked(request, course)
+        if picked and (multiple or len(picked) == 1):
+            registration = get_object_or_404(LtiRegistration, pk=pending["registration"])
+            return_url, token = deep_link_response(
+                registration=registration, deployment_id=pending["deployment_id"], settings_claim=pending["settings"],
+                assignments=picked, launch_url=request.build_absolute_uri(reverse("lti:launch")))
+            del request.session["lti_deep_link"]
+            return render(request, "lti/deep_link_return.html", {"return_url": return_url, "jwt": token})
+    context = {"course": course, "assignments": _offered(course), "multiple": multiple,
+               "action": reverse("lti:deep-link"), "title": "Add assignments to the LMS course"}
+    return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
+
+
+@xframe_options_exempt
+@login_required
+@require_http_methods(["GET", "POST"])
+def course_lms_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Score deliveries (failed ones first) and roster syncs of a course, with buttons to retry."""
+    course = course_for_staff_or_404(user=request.user, slug=slug)
+    if request.method == "POST":
+        _retry(course=course, what=request.POST.get("retry", ""))
+        return redirect("lti:course", slug=course.slug)
+    deliveries = ScoreDelivery.objects.filter(link__assignment__course=course).select_related(
+        "user", "link__assignment").order_by("status", "-updated_at")[:500]
+    contexts = ContextCourse.objects.filter(course=course).select_related("context")
+    return render(request, "lti/course.html", {"course": course, "deliveries": deliveries, "contexts": contexts})
+
+
+def _retry(*, course: Course, what: str) -> None:
+    from lti.tasks import publish_score, sync_roster
+
+    if what == "scores":
+        rows = ScoreDelivery.objects.filter(link__assignment__course=course).exclude(status=ScoreDelivery.Status.SENT)
+        for delivery_id in rows.values_list("id", flat=True)[:500]:
+            ScoreDelivery.objects.filter(id=delivery_id).update(status=ScoreDelivery.Status.PENDING)
+            publish_score.delay(delivery_id)
+    elif what == "roster":
+        for row_id in ContextCourse.objects.filter(course=course).values_list("id", flat=True):
+            sync_roster.delay(row_id)

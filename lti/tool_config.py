@@ -1,0 +1,46 @@
+"""Registrations keyed on (issuer, client id), deployments that must already exist, our signing key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lti_tool.models import LtiDeployment, LtiRegistration
+from lti_tool.utils import DjangoToolConfig
+from pylti1p3.deployment import Deployment
+from pylti1p3.registration import Registration
+
+from lti.keys import signing_key
+
+
+class ToolConfig(DjangoToolConfig):
+    def find_registration_by_params(self, iss: str, client_id: str | None, *args: Any,
+                                    **kwargs: Any) -> Registration | None:
+        rows = LtiRegistration.objects.active().filter(issuer=iss)
+        if client_id is not None:
+            rows = rows.filter(client_id=client_id)
+        elif rows.count() != 1:  # Canvas shares one issuer between tenants: the client id decides
+            return None
+        self.registration = rows.first()
+        if self.registration is None:
+            return None
+        return registration_for_signing(self.registration)
+
+    def find_deployment_by_params(self, iss: str, deployment_id: str, client_id: str, *args: Any,
+                                  **kwargs: Any) -> Deployment | None:
+        """Unknown deployments are refused, not created (django-lti creates them inactive)."""
+        self.deployment = LtiDeployment.objects.filter(
+            registration__issuer=iss, registration__client_id=client_id, registration__is_active=True,
+            deployment_id=deployment_id,
+        ).select_related("registration").first()
+        if self.deployment is None:
+            return None
+        return Deployment().set_deployment_id(deployment_id)
+
+
+def registration_for_signing(row: LtiRegistration) -> Registration:
+    key = None if row.has_key else signing_key()  # before to_registration, which needs an active key
+    registration = row.to_registration()
+    if key is not None:
+        registration.set_tool_private_key(key.private_key)
+        registration.set_tool_public_key(key.public_key)
+    return registration

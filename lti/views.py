@@ -1,0 +1,118 @@
+"""LTI endpoints: OIDC login, launch, JWKS. Thin: validation in lti.validation, mapping in lti.launch."""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib.auth import login
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from lti_tool.models import LtiLaunch
+from pylti1p3.contrib.django import DjangoOIDCLogin
+from pylti1p3.exception import LtiException, OIDCException
+
+from assignments.access import STAFF_ROLES
+from lti.keys import signing_key, tool_jwks
+from lti.launch import Arrival, LaunchRefused, launch_accept
+from lti.models import ContextCourse
+from lti.tool_config import ToolConfig
+from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
+
+log = logging.getLogger(__name__)
+CHECKED = "lti_cookies_checked"
+LOGIN_PARAMS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
+
+
+def refusal(request: HttpRequest, reason: str, *, status: int = 400) -> HttpResponse:
+    """The readable page every refused login or launch gets (never a 500)."""
+    return render(request, "lti/refused.html", {"reason": reason}, status=status)
+
+
+@csrf_exempt
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def oidc_login(request: HttpRequest) -> HttpResponse:
+    params = request.POST if request.method == "POST" else request.GET
+    if not target_is_ours(request=request, target=params.get("target_link_uri")):
+        return refusal(request, "target_link_uri does not point to this tool's launch URL.")
+    if not params.get(CHECKED):  # first see whether this frame may keep cookies; else offer a new window
+        fields = [(name, params[name]) for name in LOGIN_PARAMS if params.get(name)]
+        return render(request, "lti/cookie_check.html", {"fields": fields, "checked": CHECKED})
+    try:
+        login_flow = DjangoOIDCLogin(request, ToolConfig(), launch_data_storage=launch_storage())
+        return login_flow.redirect(reverse_launch(request))
+    except (OIDCException, LtiException) as exc:
+        return refusal(request, str(exc))
+
+
+def reverse_launch(request: HttpRequest) -> str:
+    return request.build_absolute_uri(reverse("lti:launch"))
+
+
+@csrf_exempt
+@xframe_options_exempt
+@require_POST
+def launch(request: HttpRequest) -> HttpResponse:
+    try:
+        message_launch = ToolMessageLaunch(request)
+        message_launch.validate()
+        lti_launch = LtiLaunch(message_launch)
+        if not lti_launch.deployment.is_active:
+            return refusal(request, "This LMS deployment is not activated in the tool yet.", status=403)
+        arrival = launch_accept(lti_launch=lti_launch)
+    except LtiException as exc:
+        return refusal(request, str(exc), status=_status_for(str(exc)))
+    except LaunchRefused as exc:
+        return refusal(request, str(exc), status=403)
+    login(request, arrival.user, backend="django.contrib.auth.backends.ModelBackend")
+    if arrival.role in STAFF_ROLES and lti_launch.nrps_claim:
+        _sync_roster_later(context_id=lti_launch.context.id)
+    return _destination(request, arrival=arrival, lti_launch=lti_launch)
+
+
+def _status_for(reason: str) -> int:
+    """403 when the platform is not one we trust (or not for this), 400 for a malformed launch."""
+    refused = ("registration", "deployment", "signature", "public key", "Client id", "already used", "Nonce")
+    return 403 if any(word.lower() in reason.lower() for word in refused) else 400
+
+
+def _sync_roster_later(*, context_id: int) -> None:
+    from lti.tasks import sync_roster
+
+    row = ContextCourse.objects.filter(context_id=context_id).first()
+    if row is not None:
+        transaction.on_commit(lambda: _delay_quietly(sync_roster, row.id))
+
+
+def _delay_quietly(task: object, *args: object) -> None:
+    try:
+        task.delay(*args)  # type: ignore[attr-defined]
+    except Exception:  # broker down: instructors can sync from the scores page later
+        log.exception("could not enqueue %s", task)
+
+
+def _destination(request: HttpRequest, *, arrival: Arrival, lti_launch: LtiLaunch) -> HttpResponse:
+    if lti_launch.is_deep_link_launch:
+        request.session["lti_deep_link"] = {
+            "registration": lti_launch.registration.pk, "deployment_id": lti_launch.deployment.deployment_id,
+            "settings": lti_launch.get_message_launch().get_launch_data().get(
+                "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"),
+            "course": arrival.course.pk,
+        }
+        return redirect("lti:deep-link")
+    if arrival.link is None:
+        assert arrival.resource_link is not None
+        request.session["lti_bind"] = {"resource_link": arrival.resource_link.pk, "course": arrival.course.pk}
+        return redirect("lti:bind")
+    return redirect("assignment", slug=arrival.link.assignment.slug)
+
+
+@require_GET
+def jwks(request: HttpRequest) -> JsonResponse:
+    signing_key()  # the first request creates the tool's first key
+    return JsonResponse(tool_jwks())

@@ -1,0 +1,31 @@
+"""Fixtures for the LTI tests: a test platform registered with the tool under the real web server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.core.management import call_command
+
+from tests.lti_platform.server import DEPLOYMENT, LmsPlatform
+
+
+def platform_register(platform: LmsPlatform, *, course: str = "") -> None:
+    args = ["--name", "Test LMS", "--issuer", platform.base, "--client-id", platform.client_id,
+            "--auth-url", platform.url("/auth"), "--token-url", platform.url("/token"),
+            "--keyset-url", platform.url("/jwks"), "--deployment", DEPLOYMENT]
+    call_command("lti_register", *args, *(["--course", course] if course else []), verbosity=0)
+
+
+def platform_running(*, web_server: str, django_db_blocker: Any) -> Iterator[LmsPlatform]:
+    """A platform registered with the tool, bound to the demo course (which holds the seed catalog).
+
+    Each LTI test module wraps this in its own `lti_platform` fixture.
+    """
+    from assignments.services import course_demo
+
+    platform = LmsPlatform(tool_base=web_server).start()
+    with django_db_blocker.unblock():
+        platform_register(platform, course=course_demo().slug)
+    yield platform
+    platform.stop()
