@@ -24,6 +24,7 @@ from chainrule import (
 from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
 from grader.code_parts import MAX_CODE_CHARS, code_part_diagnosis
+from grader.formula_check import formula_equivalence_check
 from grader.variants import variant_points
 
 MAX_PARTS = 50
@@ -130,7 +131,7 @@ def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -
     config = part.config
     diagnosis = grade_symbolic(text=given, variables=config["variables"], analyses=analyses, points=points,
                                part=config["of"], reference_formula=config.get("formula"),
-                               rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+                               rel_tol=part.rel_tol, abs_tol=part.abs_tol, equivalence=formula_equivalence_check)
     diagnosis.part = part.key
     return diagnosis
 
