@@ -150,3 +150,51 @@ def test_code_with_a_syntax_error_exits_2_with_the_line(tmp_path: Path) -> None:
     with pytest.raises(CommandError) as caught:
         call_command("grade", "visual-walkthrough", "--code-file", f"grad_z={path}", stdout=io.StringIO())
     assert caught.value.returncode == 2 and "line 2" in str(caught.value)
+
+
+# Building this as a SymPy expression kept the web request busy for minutes on main (18 s at 65
+# characters, over 60 s with one more tan(e^…) level): SymPy's assumption system, run while the
+# expression is constructed, multiplies its work by ~4 with every level.
+HOSTILE_FORMULA = "1/sinh(tan(e^tan(e^tan(e^tan(e^tan(e^tan(e^(x-log(y)*tan(2)))))))))^-100"
+
+
+def test_validating_a_hostile_formula_is_bounded_work_without_sympy() -> None:
+    import sys
+
+    from chainrule.symbolic_parse import formula_value, parse_expression
+
+    formula = parse_expression(HOSTILE_FORMULA, variables=["x", "y"])  # would spin for minutes in SymPy
+    assert formula_value(formula, {"x": 2.0, "y": 3.0}) is not None
+    assert "sympy" not in sys.modules or "chainrule.symbolic_parse" in sys.modules  # parse imports no SymPy
+    import chainrule.symbolic_parse as module
+
+    assert "sympy" not in module.__dict__
+
+
+def test_a_formula_too_complex_for_sympy_is_feedback_from_a_limited_sandbox_job(sandbox_socket: str) -> None:
+    from chainrule.symbolic_grading import grade_symbolic
+    from chainrule.tests.point_analyses import seed_analyses, seed_points
+    from grader.formula_check import formula_equivalence_check
+
+    points = [point for point in seed_points("visual-walkthrough") if point["y0"] > 0]
+    # Right at every point (the added term is 0), but SymPy must build the hostile term to see that.
+    answer = "y + 2x + 0*" + HOSTILE_FORMULA[2:]
+    diagnosis = grade_symbolic(text=answer, variables={"x": "x0", "y": "y0"},
+                               analyses=seed_analyses("visual-walkthrough", points), points=points, part="x.grad",
+                               reference_formula="y + 2*x", rel_tol=1e-4, abs_tol=1e-6,
+                               equivalence=formula_equivalence_check)
+    assert (diagnosis.correct, diagnosis.kind, diagnosis.detail["reason"]) == (False, "unknown", "too_complex")
+    assert "too complex to check" in diagnosis.message
+
+
+def test_a_hostile_formula_through_the_web_form_is_answered_at_once(student: Any) -> None:
+    import threading
+
+    from tests.clients import logged_in
+
+    client, replies = logged_in(student), []
+    thread = threading.Thread(target=lambda: replies.append(client.post(
+        "/assignments/visual-walkthrough/", {"dz_dx": HOSTILE_FORMULA})), daemon=True)
+    thread.start()
+    thread.join(timeout=20)  # on main this request spins in SymPy for minutes
+    assert replies and replies[0].status_code in (200, 302, 400), replies
