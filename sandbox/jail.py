@@ -143,7 +143,29 @@ def enter(plan: RootPlan) -> None:
     os.mkdir(_inside(root, "/proc"))
     linux.mount("proc", _inside(root, "/proc"), "proc",
                 linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=invisible")
+    _mask_host_counters(_inside(root, "/proc"))
     _pivot(root)
+
+
+# Host-wide files a PID namespace does not virtualise: the host's CPU and memory use, load, boot
+# command line, uptime and devices (a side channel on other jobs' bursts). Each becomes /dev/null.
+MASKED_PROC_FILES = ("stat", "loadavg", "meminfo", "cmdline", "uptime", "vmstat", "diskstats", "swaps",
+                     "interrupts", "softirqs", "schedstat", "zoneinfo", "buddyinfo", "slabinfo", "pagetypeinfo",
+                     "partitions", "kallsyms", "modules", "iomem", "ioports", "keys", "key-users", "timer_list",
+                     "sched_debug", "sysrq-trigger", "latency_stats", "locks", "mounts", "mountinfo", "kmsg",
+                     "kpagecount", "kpageflags", "version", "cpuinfo", "misc", "consoles", "devices")
+MASKED_PROC_DIRS = ("pressure", "sys", "acpi", "scsi", "irq", "bus", "fs", "driver", "tty", "sysvipc", "net")
+
+
+def _mask_host_counters(proc: str) -> None:
+    for name in MASKED_PROC_FILES:
+        path = os.path.join(proc, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            _bind("/dev/null", path, linux.MS_NOSUID | linux.MS_NOEXEC)
+    for name in MASKED_PROC_DIRS:
+        path = os.path.join(proc, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            linux.mount("tmpfs", path, "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
 
 
 def _pivot(root: str) -> None:
