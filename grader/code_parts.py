@@ -27,7 +27,7 @@ def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]]
     returns = config.get("returns") if config["mode"] == "function" else None
     # Programs run at every point too (the prompt gives the values as variables such as x0),
     # so a hard-coded gradient is caught.
-    output = _run_harness(job=_job(config=config, source=source, points=points))
+    output = _run_harness(job=_job(config=config, source=source, points=points), without_torch=by_hand(config))
     diagnoses = grade_code(
         harness_output=output, analyses=analyses, points=points, parts=list(returns or config["reads"]),
         returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.get("reference_error"),
@@ -46,11 +46,18 @@ def _job(*, config: dict[str, Any], source: str, points: list[dict[str, Any]]) -
     return job
 
 
-def _run_harness(*, job: dict[str, Any]) -> Any:
+def by_hand(config: dict[str, Any]) -> bool:
+    """A function part on plain floats that forbids autograd runs where torch does not exist:
+    no `.backward()`, `torch.autograd` or torch internals to reach for, whatever the code tries."""
+    return bool(config["mode"] == "function" and config.get("forbid_autograd")
+                and config.get("arg_type", "float") == "float")
+
+
+def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
     from sandbox.client import SandboxError, run_job
 
     try:
-        result = run_job(source=harness_source(), input=job, limits=sandbox_limits(),
+        result = run_job(source=harness_source(), input=job, limits=sandbox_limits(), without_torch=without_torch,
                          socket_path=settings.SANDBOX_SOCKET,
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:

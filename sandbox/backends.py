@@ -157,3 +157,14 @@ def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR) -> dict[
         **THREAD_VARIABLES,
     }
 
+
+
+def torch_dirs() -> tuple[str, ...]:
+    """torch's package and its companions, as real paths: what a job `without_torch` must not see."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.__file__:
+        return ()
+    package = os.path.dirname(os.path.realpath(torch.__file__))
+    site = os.path.dirname(package)
+    companions = [os.path.join(site, name) for name in ("functorch", "torchgen")]
+    return tuple(path for path in [package, *companions] if os.path.isdir(path))

@@ -104,7 +104,8 @@ def prepare(config: ServerConfig, backend: str) -> Prepared:
     job_env = backends.job_environment(dirs)  # the development backend points HOME/TMPDIR at its work dir
     warm.freeze_heap()
     ctx = ServerContext(backend=backend, root=root, seccomp=seccomp, data_base=warm.data_segment_bytes(),
-                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR)
+                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR,
+                        torch_dirs=backends.torch_dirs())
     seats = [Seat(index, Identity(uid, uid, switch=hardened, dedicated=hardened),
                   tree.seats[index] if tree else None) for index, uid in enumerate(uids)]
     return Prepared(ctx, seats, tree, root_dir)

@@ -55,11 +55,9 @@ def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> Non
     [
         "def grad_z(x, y):\n    return y + 2*x, x\n",
         "import numpy as np\n\ndef grad_z(a, b):\n    return float(np.add(b, 2 * a)), a\n",
-        "import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
-        "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
-        "    return x.grad.item(), y.grad.item()\n",
+        "import math\n\ndef grad_z(x, y):\n    return math.fsum([y, 2 * x]), x\n",
     ],
-    ids=["closed form", "numpy and other names", "torch autograd"],
+    ids=["closed form", "numpy and other names", "math"],
 )
 def test_a_correct_solution_written_differently_gets_full_marks(tmp_path: Path, source: str) -> None:
     result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
@@ -198,3 +196,33 @@ def test_a_hostile_formula_through_the_web_form_is_answered_at_once(student: Any
     thread.start()
     thread.join(timeout=20)  # on main this request spins in SymPy for minutes
     assert replies and replies[0].status_code in (200, 302, 400), replies
+
+
+# Each attempt gets hold of torch its own way (bound to T) and then lets autograd's engine answer
+# through torch internals, past any patched backward(): right values, so only a job without torch
+# makes these fail.
+_WITH_AUTOGRAD = ("\ndef grad_z(x, y):\n    x = T.tensor(x, requires_grad=True)\n"
+                  "    y = T.tensor(y, requires_grad=True)\n"
+                  "    z = x * y + x**2\n    T.autograd.Variable._execution_engine.run_backward(\n"
+                  "        (z,), (T.ones(()),), False, False, (), True, True)\n"
+                  "    return x.grad.item(), y.grad.item()\n")
+BY_HAND_BYPASSES = {
+    "backward()": "import torch as T\n" + _WITH_AUTOGRAD,
+    "inside the function": _WITH_AUTOGRAD.replace("    x = T", "    import torch as T\n    x = T"),
+    "importlib": "import importlib\nT = importlib.import_module('torch')\n" + _WITH_AUTOGRAD,
+    "sys.modules": "import sys\nsys.modules.pop('torch', None)\nimport torch as T\n" + _WITH_AUTOGRAD,
+    "sys.path": ("import sys, glob\nsys.path += glob.glob('/**/site-packages', recursive=True)\n"
+                 "sys.modules.pop('torch', None)\nimport torch as T\n" + _WITH_AUTOGRAD),
+    "__import__ via builtins": "T = __builtins__.__import__('torch')\n" + _WITH_AUTOGRAD,
+    "torch's library": ("import ctypes, glob\nctypes.CDLL(glob.glob('/**/libtorch_cpu.so', recursive=True)[0])\n"
+                        "\ndef grad_z(x, y):\n    return y + 2 * x, x\n"),
+}
+
+
+@pytest.mark.parametrize("attempt", list(BY_HAND_BYPASSES))
+def test_a_by_hand_part_runs_where_torch_does_not_exist(tmp_path: Path, attempt: str) -> None:
+    """visual-walkthrough's grad_z is "by hand": .backward() once passed, and the refusal could be
+    bypassed through torch internals. Now the job's process has no torch to reach at all."""
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", BY_HAND_BYPASSES[attempt])
+    assert not result["correct"] and kind_of(result) == "code_error", result
+    assert result["score"] == 0

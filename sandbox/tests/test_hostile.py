@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from sandbox import Limits
+from sandbox import Limits, run_job
 from sandbox.protocol import JobRequest, send_message
 from sandbox.tests.conftest import Server
 
@@ -243,7 +243,6 @@ def test_student_code_cannot_forge_the_harness_result(contained: Server) -> None
     """`emit()` then `os._exit(0)` once wrote the student's own verdict; now the student's code
     runs in a child without the result channel, and the harness reports what really happened."""
     from chainrule.harness import harness_source
-    from sandbox import Limits, run_job
 
     forged = {"ok": True, "error": None, "stdout": "", "points": [{"values": {"0": 7.0, "1": 2.0}, "error": None}]}
     student = (
@@ -260,3 +259,21 @@ def test_student_code_cannot_forge_the_harness_result(contained: Server) -> None
     assert result.status == "ok" and isinstance(result.result, dict), result
     assert result.result.get("ok") is False and result.result["points"] == [], result.result
     assert "ended the grading process" in result.result["error"]  # the junk written to fd 5 is refused
+
+
+def test_a_job_without_torch_cannot_reach_it_by_any_path(contained: Server) -> None:
+    """For "by hand" parts: a fresh python in which torch's files do not exist."""
+    source = (
+        "import importlib, sys, sandbox_guest\n"
+        "import os, site\n"
+        "dirs = [os.path.join(p, 'torch') for p in site.getsitepackages()]\n"
+        "found = {'loaded': sys.modules.get('torch') is not None,\n"
+        "         'files': [name for d in dirs if os.path.isdir(d) for name in os.listdir(d)]}\n"
+        "try:\n    importlib.import_module('torch')\n    found['import'] = True\n"
+        "except ImportError:\n    found['import'] = False\n"
+        "sandbox_guest.emit(found)\n"
+    )
+    result = run_job(source=source, limits=Limits(), socket_path=contained.socket_path, without_torch=True)
+    assert (result.status, result.result) == ("ok", {"loaded": False, "files": [], "import": False}), result
+    with_torch = contained.run("import sys, sandbox_guest\nsandbox_guest.emit('torch' in sys.modules)\n")
+    assert with_torch.result is True  # other jobs keep their warm torch
