@@ -168,3 +168,14 @@ def torch_dirs() -> tuple[str, ...]:
     site = os.path.dirname(package)
     companions = [os.path.join(site, name) for name in ("functorch", "torchgen")]
     return tuple(path for path in [package, *companions] if os.path.isdir(path))
+
+
+def test_dirs(package_dirs: list[str]) -> list[str]:
+    """Every `tests` directory inside the exposed packages: jobs need none, and chainrule's holds
+    the seed programs with their answers."""
+    found = []
+    for top in package_dirs:
+        for directory, subdirs, _ in os.walk(top):
+            found += [os.path.join(directory, name) for name in subdirs if name == "tests"]
+            subdirs[:] = [name for name in subdirs if name not in ("tests", "__pycache__")]
+    return found

@@ -36,6 +36,7 @@ class RootPlan:
     mount_point: str  # empty host directory the new root is mounted on
     binds: tuple[str, ...]  # absolute host directories mirrored read-only
     symlinks: tuple[tuple[str, str], ...]  # (path, target) recreated as on the host
+    masked: tuple[str, ...] = ()  # directories inside binds that jobs see empty (a package's tests)
 
     @property
     def held(self) -> tuple[str, ...]:
@@ -43,8 +44,9 @@ class RootPlan:
         return tuple(path for path in self.binds if _under(path, _TMP))
 
 
-def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
-    """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks."""
+def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = None) -> RootPlan:
+    """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks.
+    `masked` directories (inside those paths, not under /tmp) are empty for jobs."""
     binds: dict[str, None] = {}
     symlinks: dict[str, str] = {}
     for path in map(os.path.abspath, paths):
@@ -60,7 +62,9 @@ def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
         clash = next((r for r in RESERVED if _under(path, r)), None)
         if clash or path == _TMP or (path in symlinks and _under(path, _TMP)):
             raise ValueError(f"cannot expose {path} to jobs: {clash or _TMP} is private to each job")
-    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())))
+    hidden = tuple(sorted({os.path.realpath(path) for path in masked or [] if os.path.isdir(path)
+                           and not _under(os.path.realpath(path), _TMP)}))
+    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())), hidden)
 
 
 def _under(path: str, top: str) -> bool:
@@ -134,6 +138,8 @@ def enter(plan: RootPlan) -> None:
         target = _inside(root, _HELD + path if path in plan.held else path)
         os.makedirs(target, exist_ok=True)
         _bind(path, target)
+    for path in plan.masked:  # e.g. chainrule/tests: the seed programs and their answers
+        linux.mount("tmpfs", _inside(root, path), "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
     for path, target in plan.symlinks:
         os.makedirs(os.path.dirname(_inside(root, path)), exist_ok=True)
         os.symlink(target, _inside(root, path))

@@ -3,6 +3,7 @@ message, the server survives and later jobs are unaffected (the `contained` fixt
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import threading
@@ -277,3 +278,16 @@ def test_a_job_without_torch_cannot_reach_it_by_any_path(contained: Server) -> N
     assert (result.status, result.result) == ("ok", {"loaded": False, "files": [], "import": False}), result
     with_torch = contained.run("import sys, sandbox_guest\nsandbox_guest.emit('torch' in sys.modules)\n")
     assert with_torch.result is True  # other jobs keep their warm torch
+
+
+
+def test_the_packages_tests_are_not_in_the_jail(contained: Server) -> None:
+    """chainrule/tests/seeds.py holds the seed programs and answers; every package's tests/ is empty
+    in the jail (the fixture package has one with an answers.py)."""
+    from sandbox.tests.conftest import FIXTURE_PACKAGE
+
+    tests_dir = os.path.join(FIXTURE_PACKAGE, "tests")
+    assert os.path.isfile(os.path.join(tests_dir, "answers.py"))
+    source = (f"import os, sandbox_guest, sbx_fixture_pkg\nsandbox_guest.emit(os.listdir({tests_dir!r}))\n")
+    result = contained.run(source)
+    assert (result.status, result.result) == ("ok", []), result
