@@ -37,6 +37,7 @@ class RootPlan:
     binds: tuple[str, ...]  # absolute host directories mirrored read-only
     symlinks: tuple[tuple[str, str], ...]  # (path, target) recreated as on the host
     masked: tuple[str, ...] = ()  # directories inside binds that jobs see empty (a package's tests)
+    files: tuple[tuple[str, str], ...] = ()  # (path in the jail, host file) single files, e.g. libraries
 
     @property
     def held(self) -> tuple[str, ...]:
@@ -44,9 +45,11 @@ class RootPlan:
         return tuple(path for path in self.binds if _under(path, _TMP))
 
 
-def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = None) -> RootPlan:
+def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = None,
+              files: list[str] | None = None) -> RootPlan:
     """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks.
-    `masked` directories (inside those paths, not under /tmp) are empty for jobs."""
+    `masked` directories (inside those paths, not under /tmp) are empty for jobs; each of
+    `files` (a library as the loader names it) is bound alone, its content at that path."""
     binds: dict[str, None] = {}
     symlinks: dict[str, str] = {}
     for path in map(os.path.abspath, paths):
@@ -64,7 +67,16 @@ def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = Non
             raise ValueError(f"cannot expose {path} to jobs: {clash or _TMP} is private to each job")
     hidden = tuple(sorted({os.path.realpath(path) for path in masked or [] if os.path.isdir(path)
                            and not _under(os.path.realpath(path), _TMP)}))
-    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())), hidden)
+    single: dict[str, str] = {}
+    for path in map(os.path.abspath, files or []):
+        top = "/" + path.strip("/").split("/")[0]
+        if os.path.islink(top):  # /lib64 -> usr/lib64: the loader's path goes through it
+            symlinks[top] = os.readlink(top)
+        target = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if os.path.isfile(path) and not any(_under(target, b) for b in binds) and not _under(target, _TMP):
+            single[target] = os.path.realpath(path)
+    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())), hidden,
+                    tuple(sorted(single.items())))
 
 
 def _under(path: str, top: str) -> bool:
@@ -138,6 +150,10 @@ def enter(plan: RootPlan) -> None:
         target = _inside(root, _HELD + path if path in plan.held else path)
         os.makedirs(target, exist_ok=True)
         _bind(path, target)
+    for target, source in plan.files:
+        os.makedirs(os.path.dirname(_inside(root, target)), exist_ok=True)
+        open(_inside(root, target), "w").close()
+        _bind(source, _inside(root, target))
     for path in plan.masked:  # e.g. chainrule/tests: the seed programs and their answers
         linux.mount("tmpfs", _inside(root, path), "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
     for path, target in plan.symlinks:

@@ -77,7 +77,8 @@ def _package_dirs(config: ServerConfig) -> list[str]:
 
 def _root_plan(root_dir: str, dirs: list[str]) -> jail.RootPlan:
     try:
-        return jail.plan_root(root_dir, backends.allow_list(dirs), masked=backends.test_dirs(dirs))
+        return jail.plan_root(root_dir, backends.allow_list(dirs), masked=backends.test_dirs(dirs),
+                              files=backends.system_libraries())
     except ValueError as exc:
         raise backends.BackendUnavailable(str(exc)) from None
 

@@ -291,3 +291,17 @@ def test_the_packages_tests_are_not_in_the_jail(contained: Server) -> None:
     source = (f"import os, sandbox_guest, sbx_fixture_pkg\nsandbox_guest.emit(os.listdir({tests_dir!r}))\n")
     result = contained.run(source)
     assert (result.status, result.result) == ("ok", []), result
+
+
+def test_only_the_libraries_jobs_link_against_are_in_the_jail(contained: Server) -> None:
+    """/usr/lib whole exposed chromium, postgresql and the jvm to jobs; now only linked libraries."""
+    host = sorted(name for name in ("chromium", "postgresql", "jvm", "llvm-14", "erlang")
+                  if os.path.isdir(f"/usr/lib/{name}"))
+    source = ("import os, ssl, sqlite3, torch, numpy, sandbox_guest\n"
+              f"seen = [name for name in {host!r} if os.path.exists('/usr/lib/' + name)]\n"
+              "sandbox_guest.emit({'seen': seen, 'lib': len(os.listdir('/usr/lib/x86_64-linux-gnu')),"
+              " 'sum': float(torch.ones(3).sum()) + float(numpy.ones(2).sum())})\n")
+    result = contained.run(source)
+    assert result.status == "ok", result
+    assert result.result["seen"] == [] and result.result["sum"] == 5.0
+    assert result.result["lib"] < len(os.listdir("/usr/lib/x86_64-linux-gnu")) / 4
