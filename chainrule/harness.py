@@ -8,7 +8,8 @@ JSON values, or errors written for the student that point at the student's
 own lines. The student's code runs in this same process and can replace any
 of it, so everything emitted is untrusted: chainrule.code_grading checks it.
 
-Input:  {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
+Input:  {"parts": [part, ...]} (one report per part, in order) or one part:
+        {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
          function mode: "function": str, "args": [param], "arity": int, "returns": int,
                         "arg_type": "float" | "tensor", "signature": str, "forbid_autograd": bool
          program/fix:   "reads": ["x.grad", "z", ...]}
@@ -72,7 +73,18 @@ class _BoundedText(io.StringIO):
         return len(text)
 
 
+MAX_PARTS = 16
+
+
 def run_harness(job: dict[str, Any]) -> dict[str, Any]:
+    """One code part, or `{"parts": [job, ...]}`: every code part of a submission in one job
+    (then `{"parts": [report, ...]}`, each part's code in its own child process)."""
+    if isinstance(job, dict) and isinstance(job.get("parts"), list) and len(job["parts"]) <= MAX_PARTS:
+        return {"parts": [_run_one_part(part) for part in job["parts"]]}
+    return _run_one_part(job)
+
+
+def _run_one_part(job: dict[str, Any]) -> dict[str, Any]:
     printed = _BoundedText()
     try:
         request = _request(job)

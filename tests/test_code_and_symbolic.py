@@ -226,3 +226,19 @@ def test_a_by_hand_part_runs_where_torch_does_not_exist(tmp_path: Path, attempt:
     result = grade_code(tmp_path, "visual-walkthrough", "grad_z", BY_HAND_BYPASSES[attempt])
     assert not result["correct"] and kind_of(result) == "code_error", result
     assert result["score"] == 0
+
+
+def test_every_code_part_of_a_submission_runs_in_one_sandbox_job(sandbox_socket: str) -> None:
+    """One job for all parts; a part whose code ends the process costs only that part."""
+    from chainrule.harness import harness_source
+    from sandbox import Limits, run_job
+
+    point = [{"x0": 2.0, "y0": 3.0}]
+    common = {"mode": "function", "points": point, "function": "grad_z", "args": ["x0", "y0"], "returns": 2}
+    parts = [{**common, "source": "import os\nos._exit(0)\n"},
+             {**common, "source": "def grad_z(x, y):\n    return y + 2 * x, x\n"}]
+    result = run_job(source=harness_source(), input={"parts": parts}, limits=Limits(), socket_path=sandbox_socket)
+    assert result.status == "ok" and isinstance(result.result, dict), result
+    first, second = result.result["parts"]
+    assert first["ok"] is False and "ended the grading process" in first["error"]
+    assert second["ok"] is True and second["points"][0]["values"] == {"0": 7.0, "1": 2.0}
