@@ -52,7 +52,8 @@ def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
     for uid_base in range(61000, 63000, 100):
         with open(OUTPUT / "sandbox.log", "ab") as log:
             try:
-                return spawn_server(path, preload=("chainrule.analysis",), package_dirs=(str(ROOT / "chainrule"),),
+                return spawn_server(path, preload=("chainrule.analysis", "chainrule.symbolic"),
+                                    package_dirs=(str(ROOT / "chainrule"),),
                                     uid_base=uid_base, stderr=log.fileno())
             except SandboxUnavailable:
                 continue

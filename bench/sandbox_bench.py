@@ -72,6 +72,44 @@ def _one(socket_path: str, fresh: bool) -> tuple[float, float]:
     return latency, result.timings["run_ms"]
 
 
+# A code part as the grader sends it: the harness (student code in a forked child), six points.
+_POINTS = [{"x0": 2.0 + i, "y0": 3.0 - i} for i in range(6)]
+CODE_PART_JOB = {"mode": "function", "points": _POINTS, "function": "grad_z", "args": ["x0", "y0"], "returns": 2,
+                 "source": "import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
+                           "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
+                           "    return x.grad.item(), y.grad.item()\n"}
+BY_HAND_JOB = {**CODE_PART_JOB, "forbid_autograd": True,
+               "source": "def grad_z(x, y):\n    return y + 2 * x, x\n"}
+
+
+def _code_part(socket_path: str, job: dict[str, object], without_torch: bool) -> float:
+    from chainrule.harness import harness_source
+
+    started = time.perf_counter()
+    result = run_job(source=harness_source(), input=job, socket_path=socket_path, limits=WARM_LIMITS,
+                     without_torch=without_torch)
+    latency = (time.perf_counter() - started) * 1000
+    points = result.result.get("points") if isinstance(result.result, dict) else None
+    if result.status != "ok" or not points or points[0].get("values", {}).get("0") != 7.0:
+        raise SystemExit(f"code part job failed: {result.status} {result.error} {result.result}")
+    return latency
+
+
+def measure_code_parts(socket_path: str, jobs: int) -> None:
+    """Each figure beside one bare sandbox job measured in the same run."""
+    bare = sorted(_one(socket_path, fresh=False)[0] for _ in range(jobs))
+    code = sorted(_code_part(socket_path, CODE_PART_JOB, False) for _ in range(jobs))
+    by_hand = sorted(_code_part(socket_path, BY_HAND_JOB, True) for _ in range(max(3, jobs // 4)))
+    bare_p50 = statistics.median(bare)
+    print(f"\n{'job (1 concurrent)':<42} {'p50 ms':>8} {'p95 ms':>8} {'x bare':>7}")
+    for label, samples in (("bare sandbox job (seed example)", bare),
+                           ("code part: harness, 6 points, torch", code),
+                           ("by-hand part: fresh python without torch", by_hand)):
+        p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
+        p50 = statistics.median(samples)
+        print(f"{label:<42} {p50:>8.1f} {p95:>8.1f} {p50 / bare_p50:>7.1f}")
+
+
 def measure(socket_path: str, *, label: str, fresh: bool, jobs: int, concurrency: int) -> Run:
     started = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
@@ -133,6 +171,7 @@ def main() -> int:
         print("running the baseline (a fresh python per job) ...", flush=True)
         cold = [measure(socket_path, label="fresh python per job", fresh=True, jobs=max(cold_jobs, c), concurrency=c)
                 for c in levels]
+        measure_code_parts(socket_path, 20 if args.quick else 60)
     finally:
         stop_server(server)
     met = report(warm, cold)

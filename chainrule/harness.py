@@ -8,7 +8,8 @@ JSON values, or errors written for the student that point at the student's
 own lines. The student's code runs in this same process and can replace any
 of it, so everything emitted is untrusted: chainrule.code_grading checks it.
 
-Input:  {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
+Input:  {"parts": [part, ...]} (one report per part, in order) or one part:
+        {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
          function mode: "function": str, "args": [param], "arity": int, "returns": int,
                         "arg_type": "float" | "tensor", "signature": str, "forbid_autograd": bool
          program/fix:   "reads": ["x.grad", "z", ...]}
@@ -72,16 +73,87 @@ class _BoundedText(io.StringIO):
         return len(text)
 
 
+MAX_PARTS = 16
+
+
 def run_harness(job: dict[str, Any]) -> dict[str, Any]:
+    """One code part, or `{"parts": [job, ...]}`: every code part of a submission in one job
+    (then `{"parts": [report, ...]}`, each part's code in its own child process)."""
+    if isinstance(job, dict) and isinstance(job.get("parts"), list) and len(job["parts"]) <= MAX_PARTS:
+        return {"parts": [_run_one_part(part) for part in job["parts"]]}
+    return _run_one_part(job)
+
+
+def _run_one_part(job: dict[str, Any]) -> dict[str, Any]:
     printed = _BoundedText()
     try:
         request = _request(job)
         code = _compiled(request["source"])
     except StudentError as error:
         return _report([], str(error), printed)
+    return _in_child_process(lambda: _run_points(request, code, printed))
+
+
+def _run_points(request: dict[str, Any], code: Any, printed: _BoundedText) -> dict[str, Any]:
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
         results = [_run_point(request, code, point) for point in request["points"]]
     return _report(results, next((r["error"] for r in results if r["error"]), None), printed)
+
+
+RESULT_FD = 3  # the sandbox's result channel (sandbox.confine.RESULT_FD)
+_PR_SET_DUMPABLE = 4
+_DIED = ("Your code ended the grading process (os._exit(), a signal or a crash) before its results were "
+         "read; let it finish normally.")
+
+
+def _in_child_process(work: Any) -> dict[str, Any]:
+    """Run the student's code in a forked child that never holds the result channel.
+
+    This process keeps fd 3 and emits; the child closes it before any student code runs,
+    so `sandbox_guest.emit(...)` followed by `os._exit(0)` in the student's code forges
+    nothing. Not dumpable, this process's /proc/<pid>/fd and memory are closed to the child.
+    The child's report pipe is the student's to write, like any value its code computes: it is
+    only ever read as per-point values, checked for shape here and again by code_grading."""
+    import ctypes
+    import os
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        with contextlib.suppress(OSError):
+            os.close(RESULT_FD)
+        guest = __import__("sys").modules.get("sandbox_guest")
+        if guest is not None:
+            guest._state.update(result_fd=-1, emitted=True)
+        try:
+            payload = json.dumps(work()).encode()
+        except BaseException:  # noqa: BLE001 - an unserialisable report is a failed run
+            payload = b""
+        view = memoryview(payload)
+        with contextlib.suppress(OSError):
+            while view:
+                view = view[os.write(write, view):]
+        os._exit(0)
+    os.close(write)
+    chunks, size = [], 0
+    while (chunk := os.read(read, 1 << 16)) and size <= 2 * MAX_OUTPUT_CHARS:
+        chunks.append(chunk)
+        size += len(chunk)
+    os.close(read)
+    if size > 2 * MAX_OUTPUT_CHARS:
+        os.kill(child, 9)
+    os.waitpid(child, 0)
+    try:
+        report = json.loads(b"".join(chunks))
+    except ValueError:
+        report = None
+    shaped = isinstance(report, dict) and isinstance(report.get("points"), list) and isinstance(report.get("ok"), bool)
+    if not shaped or size > 2 * MAX_OUTPUT_CHARS:
+        return {"ok": False, "error": _DIED, "points": [], "stdout": ""}
+    return dict(report)
 
 
 def _report(points: list[dict[str, Any]], error: str | None, printed: _BoundedText) -> dict[str, Any]:
@@ -146,9 +218,11 @@ def _clipped(text: str) -> str:
 
 
 def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dict[str, Any]:
-    import numpy as np
-    import torch
-
+    try:
+        import numpy as np
+        import torch
+    except ImportError:  # a by-hand part runs in a job where torch does not exist
+        return _run_plain_point(request, code, point)
     torch.manual_seed(0)
     torch.set_grad_enabled(True)  # undo what the code may have changed at the previous point
     torch.set_default_dtype(torch.float32)
@@ -165,6 +239,27 @@ def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dic
         if function_mode:
             return _call_function(request, namespace, point)
     return _read_program(request, namespace, None)
+
+
+def _run_plain_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dict[str, Any]:
+    """Plain Python floats only: the sandbox hid torch from this job (a "by hand" part)."""
+    namespace = {"__builtins__": builtins, "__name__": "__student__", "math": math, **copy.deepcopy(point)}
+    try:
+        exec(code, namespace)  # noqa: S102 - student code, inside the sandbox
+    except BaseException as error:
+        if request["mode"] == "function":
+            return {"values": {}, "error": _by_hand_message(error, request["source"])}
+        return _read_program(request, namespace, _raised(error, request["source"]))
+    if request["mode"] == "function":
+        return _call_function(request, namespace, point)
+    return _read_program(request, namespace, None)
+
+
+def _by_hand_message(error: BaseException, source: str) -> str:
+    if isinstance(error, ImportError) and "torch" in str(error):
+        return ("This part asks for the derivative by hand: torch is not available here. "
+                "Compute the gradient with plain Python arithmetic (math is imported for you).")
+    return failure_message(error, source)
 
 
 @contextlib.contextmanager
@@ -193,7 +288,7 @@ def _call_function(request: dict[str, Any], namespace: dict[str, Any], point: di
     except StudentError as error:
         return {"values": {}, "error": str(error)}
     except BaseException as error:  # SystemExit from the student's code is a message too
-        return {"values": {}, "error": failure_message(error, request["source"])}
+        return {"values": {}, "error": _by_hand_message(error, request["source"])}
 
 
 def _student_function(request: dict[str, Any], namespace: dict[str, Any]) -> Any:

@@ -1,7 +1,8 @@
 """Value and equivalence of symbolic answers such as `y + 2*x`.
 
-Text is turned into expressions by `chainrule.symbolic_parse.parse_expression`;
-this module only works on SymPy expressions. Values are computed in plain floats
+Text is parsed into a plain `Formula` by `chainrule.symbolic_parse.parse_expression`
+(no SymPy); `formula_expression` turns one into SymPy, which only the sandbox job
+(`chainrule.symbolic_check`) and trusted callers may do. Values are computed in plain floats
 (SymPy's `evalf` can spend forever on `exp(exp(exp(exp(10))))`), and an answer is
 equivalent to the reference when the numbers agree at every point and SymPy does
 not prove the two different.
@@ -12,9 +13,12 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 
 import sympy
 from sympy.polys.polyerrors import PolynomialError
+
+from chainrule.symbolic_parse import Formula
 
 MIN_POINTS = 5
 MAX_EXPANSION_DEGREE = 24
@@ -197,3 +201,38 @@ _REDUCTIONS: tuple[tuple[int, Callable[[sympy.Expr], sympy.Expr]], ...] = (
     (40, _cancel_in_exponentials),
     (14, sympy.simplify),
 )
+
+
+_SYMPY_FUNCTIONS: dict[str, Callable[[sympy.Expr], sympy.Expr]] = {
+    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan,
+    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "sech": sympy.sech,
+    "exp": sympy.exp, "log": sympy.log, "ln": sympy.log, "sqrt": sympy.sqrt,
+    "sigmoid": lambda arg: 1 / (1 + sympy.exp(-arg)), "relu": lambda arg: sympy.Max(0, arg),
+    "abs": sympy.Abs, "sign": sympy.sign,
+    "step": sympy.Heaviside, "heaviside": sympy.Heaviside,
+}  # fmt: skip
+
+
+def formula_expression(formula: Formula) -> sympy.Expr:
+    """The SymPy expression of a parsed formula. Building it runs SymPy's assumption
+    system, whose cost has no useful bound: call this only inside the sandbox
+    (chainrule.symbolic_check) or on trusted text."""
+    op, args = formula.op, [formula_expression(arg) for arg in formula.args]
+    if op == "number":
+        assert isinstance(formula.value, Fraction)
+        return sympy.Rational(formula.value.numerator, formula.value.denominator)
+    if op == "variable":
+        return variable_symbol(str(formula.value))
+    if op == "constant":
+        return sympy.pi if formula.value == "pi" else sympy.E
+    if op == "add":
+        return sympy.Add(*args)
+    if op == "mul":
+        return sympy.Mul(*args)
+    if op == "neg":
+        return -args[0]
+    if op == "recip":
+        return 1 / args[0]
+    if op == "pow":
+        return sympy.Pow(args[0], args[1])
+    return _SYMPY_FUNCTIONS[op](args[0])

@@ -3,7 +3,8 @@ safely, evaluated at every evaluation point and diagnosed there against the
 gradients autograd computed (chainrule.multipoint). When the author also gives
 the derivative as a formula, SymPy must agree that the two are the same
 function, so a formula that happens to match at the sampled points is still
-wrong."""
+wrong. Values come from the parsed tree in plain floats; SymPy runs only in the
+`equivalence` check, which the grader runs in the sandbox (chainrule.symbolic_check)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import sympy
-
 from chainrule.diagnosis import Diagnosis
 from chainrule.feedback import ADD_RULE
 from chainrule.model import Analysis, Highlight
 from chainrule.multipoint import MAX_LISTED_POINTS, diagnose_points, point_text
-from chainrule.symbolic import evaluate, expressions_equivalent
-from chainrule.symbolic_parse import SymbolicError, parse_expression
+from chainrule.symbolic_check import Equivalence, formulas_equivalent
+from chainrule.symbolic_parse import Formula, SymbolicError, formula_value, parse_expression
 from chainrule.values import Value, values_match
 
 Bound = dict[str, float | list[float]]  # symbol name → its value at one point
@@ -34,10 +33,12 @@ def grade_symbolic(
     reference_formula: str | None,
     rel_tol: float,
     abs_tol: float,
+    equivalence: Equivalence = formulas_equivalent,
 ) -> Diagnosis:
     """`variables` maps the names students type to parameters ({"x": "x0"}).
     Raises SymbolicError (with a message for the student) when the text cannot
-    be read, ValueError when the part itself is misconfigured."""
+    be read, ValueError when the part itself is misconfigured. `equivalence` is
+    asked only when the numbers already agree; None from it means "too complex"."""
     names = list(variables)
     answer = parse_expression(text, variables=names)
     bound = [bound_values(point, variables) for point in points]
@@ -47,11 +48,14 @@ def grade_symbolic(
         return _undefined(part, analyses, [points[index] for index in undefined])
     verdict = diagnose_points(analyses=analyses, part=part, answers=values, rel_tol=rel_tol, abs_tol=abs_tol,
                               points=points)
-    if reference_formula is None:
-        return verdict
+    if reference_formula is None or not verdict.correct:
+        return verdict  # a wrong number needs no proof: SymPy is never paid for it
     reference = _reference_expression(reference_formula, names)
     samples = [scalar for values in bound for scalar in _scalar_points(values)]
-    return _with_equivalence(verdict, expressions_equivalent(answer, reference, variables=names, points=samples))
+    equivalent = equivalence(answer, reference, names, samples)
+    if equivalent is None:
+        return _too_complex(verdict)
+    return _with_equivalence(verdict, equivalent)
 
 
 def bound_values(point: Mapping[str, Any], variables: Mapping[str, str]) -> Bound:
@@ -73,13 +77,13 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def value_at(expr: sympy.Expr, values: Bound) -> Value:
+def value_at(expr: Formula, values: Bound) -> Value:
     """A float, or entrywise a list when some variable is a vector (scalars
     broadcast); None where the formula has no finite real value."""
     scalars = _scalar_points(values)
     if len(scalars) == 1 and not any(isinstance(value, list) for value in values.values()):
-        return evaluate(expr, scalars[0])
-    entries = [evaluate(expr, scalar) for scalar in scalars]
+        return formula_value(expr, scalars[0])
+    entries = [formula_value(expr, scalar) for scalar in scalars]
     return None if any(entry is None for entry in entries) else [float(entry) for entry in entries if entry is not None]
 
 
@@ -92,7 +96,7 @@ def _scalar_points(values: Bound) -> list[dict[str, float]]:
             for i in range(size)]
 
 
-def _reference_expression(formula: str, names: list[str]) -> sympy.Expr:
+def _reference_expression(formula: str, names: list[str]) -> Formula:
     try:
         return parse_expression(formula, variables=names)
     except SymbolicError as error:
@@ -110,6 +114,14 @@ def _with_equivalence(verdict: Diagnosis, equivalent: bool) -> Diagnosis:
                f"fitting numbers: {ADD_RULE}.")
     return Diagnosis(verdict.part, False, "unknown", [], message, expected=verdict.expected,
                      detail={**verdict.detail, "reason": "not_equivalent"})
+
+
+def _too_complex(verdict: Diagnosis) -> Diagnosis:
+    message = (f"Your formula for {verdict.part} gives the right numbers, but it is too complex to check that it "
+               "is the same function as the derivative (the check ran out of its time or memory budget). "
+               "Simplify it, for example by writing each path's product once, and submit again.")
+    return Diagnosis(verdict.part, False, "unknown", [], message, expected=verdict.expected,
+                     detail={**verdict.detail, "reason": "too_complex"})
 
 
 def _undefined(part: str, analyses: list[Analysis], points: list[dict[str, Any]]) -> Diagnosis:

@@ -1,24 +1,28 @@
 """Safe parsing of a student's symbolic answer (`y + 2x`, `x*(1 - tanh(x)^2)`)
-into a SymPy expression.
+into a `Formula`: a small tree of plain Python objects, never a SymPy expression.
 
-SymPy's own `parse_expr`/`sympify` run `eval` on the text, so untrusted input
-never reaches them. A small tokenizer and a recursive-descent parser build SymPy
-objects directly from a whitelist: numbers, the assignment's variables, `pi`,
-`e` and a few functions. Every size is capped (length, nesting, digits,
-exponents, node count) so a hostile formula is rejected in milliseconds.
+This is all the web request does with a formula, so it must be cheap and bounded
+whatever the text: a tokenizer and a recursive-descent parser accept only a
+whitelist (numbers, the assignment's variables, `pi`, `e` and a few functions),
+and every size is capped (length, nesting depth, node count, digits, exponents).
+SymPy never runs here: building a SymPy expression already runs its assumption
+system, which a 65-character formula can keep busy for minutes. Values at points
+are computed from the tree in plain floats (`formula_value`); SymPy's equivalence
+check runs in the sandbox under a CPU and memory limit (`chainrule.symbolic_check`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
-import sympy
+from chainrule.symbolic_formula import CONSTANTS, FUNCTIONS, Formula, formula_value, formula_variables
 
-from chainrule.symbolic import evaluate, variable_symbol
+__all__ = ["CONSTANTS", "FUNCTIONS", "Formula", "SymbolicError", "allowed_summary", "formula_value",
+           "formula_variables", "parse_expression"]
 
 MAX_LENGTH = 500
 MAX_DEPTH = 30
@@ -32,15 +36,6 @@ class SymbolicError(ValueError):
     """An answer that cannot be read; the message is written for the student."""
 
 
-FUNCTIONS: dict[str, Callable[[sympy.Expr], sympy.Expr]] = {
-    "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan,
-    "sinh": sympy.sinh, "cosh": sympy.cosh, "tanh": sympy.tanh, "sech": sympy.sech,
-    "exp": sympy.exp, "log": sympy.log, "ln": sympy.log, "sqrt": sympy.sqrt,
-    "sigmoid": lambda arg: 1 / (1 + sympy.exp(-arg)), "relu": lambda arg: sympy.Max(0, arg),
-    "abs": sympy.Abs, "sign": sympy.sign,
-    "step": sympy.Heaviside, "heaviside": sympy.Heaviside,
-}  # fmt: skip
-CONSTANTS: dict[str, sympy.Expr] = {"pi": sympy.pi, "e": sympy.E}
 _NOT_NUMBERS = {"inf", "infinity", "nan", "oo", "zoo"}
 _UNICODE = str.maketrans({"−": "-", "×": "*", "·": "*", "÷": "/", "²": "^2", "³": "^3"})
 
@@ -107,69 +102,23 @@ def _glued_dot(text: str, match: re.Match[str], tokens: list[_Token]) -> int | N
     return match.start() + 1 if glued else None
 
 
-def _number_value(token: _Token) -> sympy.Rational:
+def _number_value(token: _Token) -> Formula:
     """Exact rational value, so `0.5*x` and `x/2` are the same expression."""
     mantissa, _, exponent = token.text.lower().partition("e")
     if sum(char.isdigit() for char in mantissa) > MAX_NUMBER_DIGITS:
         raise SymbolicError(f"Numbers may have at most {MAX_NUMBER_DIGITS} digits (position {token.position}).")
     if exponent and abs(int(exponent)) > MAX_EXPONENT:
         raise SymbolicError(f"Powers of ten are limited to e±{MAX_EXPONENT} (position {token.position}).")
-    value = Fraction(token.text)
-    return sympy.Rational(value.numerator, value.denominator)
+    return Formula("number", value=Fraction(token.text))
 
 
-def _checked_power(base: sympy.Expr, exponent: sympy.Expr, token: _Token) -> sympy.Expr:
-    if exponent.is_number:
-        size = evaluate(exponent, {})  # floats: the exponent may be exp(exp(exp(exp(10))))
-        if size is None or abs(size) > MAX_EXPONENT:
-            raise SymbolicError(f"Exponents are limited to ±{MAX_EXPONENT} (the '^' at position {token.position}).")
-        if base.is_zero and exponent.is_negative:
-            raise SymbolicError(f"Division by zero: 0 to a negative power (position {token.position}).")
-        if base.is_Rational and exponent.is_Rational and _digits(base) * abs(size) > MAX_CONSTANT_DIGITS:
-            raise SymbolicError(f"That number is too large (the '^' at position {token.position}).")
-    return _checked_constants(sympy.Pow(base, exponent), token)
+def _digits(number: Fraction) -> float:
+    return max(abs(number.numerator).bit_length(), number.denominator.bit_length()) * 0.30103
 
 
-def _checked_quotient(numerator: sympy.Expr, denominator: sympy.Expr, token: _Token) -> sympy.Expr:
-    if denominator.is_zero:
-        raise SymbolicError(f"Division by zero (the '/' at position {token.position}).")
-    return _checked_constants(numerator / denominator, token)
-
-
-def _checked_constants(expr: sympy.Expr, token: _Token) -> sympy.Expr:
-    """Keep constants small. SymPy tries to factor big integers under roots, and its
-    assumption checks evaluate constants with mpmath, which stalls on exp(exp(exp(20)))."""
-    for term in sympy.Add.make_args(expr):
-        coefficient = term.as_coeff_Mul()[0]
-        if coefficient.is_Rational and _digits(coefficient) > MAX_CONSTANT_DIGITS:
-            raise SymbolicError(f"That number is too large (position {token.position}).")
-    if expr.is_number and evaluate(expr, {}) is None:
-        raise SymbolicError(
-            f"The part at position {token.position} has no finite real value: it is undefined "
-            "(like log(0)), not real (like sqrt(-1)) or too large (beyond about 1e308)."
-        )
-    return expr
-
-
-def _checked_result(expr: sympy.Expr) -> sympy.Expr:
-    if expr.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
-        raise SymbolicError("The expression is undefined (for example log(0) or tan(pi/2)).")
-    if expr.has(sympy.I):
-        raise SymbolicError("The expression is not a real number (for example sqrt(-1) or log(-2)).")
-    if any(abs(evaluate(power.exp, {}) or 0) > MAX_EXPONENT for power in expr.atoms(sympy.Pow) if power.exp.is_number):
-        raise SymbolicError(f"Exponents are limited to ±{MAX_EXPONENT}, also after combining powers like (x^50)^3.")
-    if sum(1 for _ in sympy.preorder_traversal(expr)) > MAX_NODES:
-        raise SymbolicError(f"The expression is too large (more than {MAX_NODES} parts).")
-    return expr
-
-
-def _digits(number: sympy.Expr) -> float:
-    numerator, denominator = sympy.fraction(number)
-    return max(abs(int(numerator)).bit_length(), abs(int(denominator)).bit_length()) * 0.30103
-
-
-def parse_expression(text: str, *, variables: list[str]) -> sympy.Expr:
-    """Read a student's formula in `variables`; raises SymbolicError with a readable message."""
+def parse_expression(text: str, *, variables: list[str]) -> Formula:
+    """Read a student's formula in `variables`; raises SymbolicError with a readable message.
+    Bounded work for any text: at most MAX_LENGTH characters and MAX_NODES nodes."""
     for name in variables:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in FUNCTIONS:
             raise ValueError(f"not a usable variable name: {name!r}")
@@ -178,7 +127,7 @@ def parse_expression(text: str, *, variables: list[str]) -> sympy.Expr:
     tokens = _tokenize(text.translate(_UNICODE))
     if not tokens:
         raise SymbolicError("The answer is empty. Type an expression such as y + 2*x.")
-    return _checked_result(_Parser(tokens, variables).parse())
+    return _Parser(tokens, variables).parse()
 
 
 class _Parser:
@@ -191,15 +140,32 @@ class _Parser:
     """
 
     def __init__(self, tokens: list[_Token], variables: list[str]) -> None:
-        self.tokens, self.index, self.depth, self.variables = tokens, 0, 0, variables
-        self.names: dict[str, sympy.Expr] = {**CONSTANTS, **{name: variable_symbol(name) for name in variables}}
+        self.tokens, self.index, self.depth, self.variables, self.nodes = tokens, 0, 0, variables, 0
 
-    def parse(self) -> sympy.Expr:
+    def parse(self) -> Formula:
         expr = self._sum()
         if (token := self._peek()) is not None:
             what = "Unmatched ')'" if token.text == ")" else f"Unexpected {token.text!r}"
             raise SymbolicError(f"{what} at position {token.position}.")
         return expr
+
+    def _node(self, op: str, *args: Formula, token: _Token, value: Fraction | str | None = None) -> Formula:
+        """Every node is counted, and a node without variables must have a finite real value."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise SymbolicError(f"The expression is too large (more than {MAX_NODES} parts).")
+        node = Formula(op, args, value)
+        if not (args and node.constant):
+            return node
+        number = formula_value(node, {})
+        if number is None:
+            raise SymbolicError(
+                f"The part at position {token.position} has no finite real value: it is undefined "
+                "(like log(0)), not real (like sqrt(-1)) or too large (beyond about 1e308)."
+            )
+        if op in ("add", "mul", "pow") and abs(number) > 10.0**MAX_CONSTANT_DIGITS:
+            raise SymbolicError(f"That number is too large (position {token.position}).")
+        return node
 
     def _peek(self) -> _Token | None:
         return self.tokens[self.index] if self.index < len(self.tokens) else None
@@ -219,24 +185,30 @@ class _Parser:
         yield
         self.depth -= 1
 
-    def _sum(self) -> sympy.Expr:
-        expr = self._product()
+    def _sum(self) -> Formula:
+        first = self._product()
+        terms, last = [first], None
         while (token := self._accept("+", "-")) is not None:
-            right = self._product()
-            expr = _checked_constants(expr + right if token.text == "+" else expr - right, token)
-        return expr
+            term = self._product()
+            terms.append(term if token.text == "+" else self._node("neg", term, token=token))
+            last = token
+        return terms[0] if last is None else self._node("add", *terms, token=last)
 
-    def _product(self) -> sympy.Expr:
-        expr = self._signed()
+    def _product(self) -> Formula:
+        factors, last = [self._signed()], None
         while True:
             if (token := self._accept("*", "/")) is not None:
-                right = self._signed()
-                expr = _checked_quotient(expr, right, token) if token.text == "/" else expr * right
+                factor = self._signed()
+                if token.text == "/":
+                    if factor.constant and formula_value(factor, {}) == 0:
+                        raise SymbolicError(f"Division by zero (the '/' at position {token.position}).")
+                    factor = self._node("recip", factor, token=token)
             elif (token := self._implicit_factor()) is not None:
-                expr = expr * self._power()
+                factor = self._power()
             else:
-                return expr
-            expr = _checked_constants(expr, token)
+                return factors[0] if last is None else self._node("mul", *factors, token=last)
+            factors.append(factor)
+            last = token
 
     def _implicit_factor(self) -> _Token | None:
         """The token starting an implied `*` factor (`2x`, `x y`, `2(x+1)`), if any."""
@@ -247,27 +219,42 @@ class _Parser:
             raise SymbolicError(f"Write '*' before the number {token.text} at position {token.position}.")
         return token
 
-    def _signed(self) -> sympy.Expr:
-        negative = False
+    def _signed(self) -> Formula:
+        negative, first = False, None
         while (token := self._accept("+", "-")) is not None:
             negative ^= token.text == "-"
+            first = first or token
         expr = self._power()
-        return -expr if negative else expr
+        return self._node("neg", expr, token=first) if negative and first is not None else expr
 
-    def _power(self) -> sympy.Expr:
+    def _power(self) -> Formula:
         base = self._atom()
         if (token := self._accept("^", "**")) is None:
             return base
         with self._nested():
             exponent = self._signed()
-        return _checked_power(base, exponent, token)
+        if exponent.constant:
+            size = formula_value(exponent, {})  # floats: the exponent may be exp(exp(exp(exp(10))))
+            if size is None or abs(size) > MAX_EXPONENT:
+                raise SymbolicError(f"Exponents are limited to ±{MAX_EXPONENT} (the '^' at position {token.position}).")
+            if base.constant and formula_value(base, {}) == 0 and size < 0:
+                raise SymbolicError(f"Division by zero: 0 to a negative power (position {token.position}).")
+            number = base.value if base.op == "number" else None
+            if isinstance(number, Fraction) and _digits(number) * abs(size) > MAX_CONSTANT_DIGITS:
+                raise SymbolicError(f"That number is too large (the '^' at position {token.position}).")
+            inner = base.args[1] if base.op == "pow" and not base.constant and base.args[1].constant else None
+            if inner is not None and abs((formula_value(inner, {}) or 0.0) * size) > MAX_EXPONENT:
+                raise SymbolicError(f"Exponents are limited to ±{MAX_EXPONENT}, also after combining powers "
+                                    f"like (x^50)^3 (the '^' at position {token.position}).")
+        return self._node("pow", base, exponent, token=token)
 
-    def _atom(self) -> sympy.Expr:
+    def _atom(self) -> Formula:
         token = self._peek()
         if token is None:
             raise SymbolicError("The expression ends too early: expected a number, a variable or '('.")
         self.index += 1
         if token.kind == "number":
+            self.nodes += 1
             return _number_value(token)
         if token.kind == "name":
             return self._name(token)
@@ -275,17 +262,19 @@ class _Parser:
             return self._parenthesized(token)
         raise SymbolicError(f"Unexpected {token.text!r} at position {token.position}: expected a value.")
 
-    def _parenthesized(self, opening: _Token) -> sympy.Expr:
+    def _parenthesized(self, opening: _Token) -> Formula:
         with self._nested():
             expr = self._sum()
         if self._accept(")") is None:
             raise SymbolicError(f"Missing ')' for the '(' at position {opening.position}.")
         return expr
 
-    def _name(self, token: _Token) -> sympy.Expr:
+    def _name(self, token: _Token) -> Formula:
         name = token.text
-        if name in self.names:
-            return self.names[name]
+        if name in CONSTANTS and name not in self.variables:
+            return self._node("constant", token=token, value=name)
+        if name in self.variables:
+            return self._node("variable", token=token, value=name)
         if name.lower() in FUNCTIONS:  # also Heaviside, Exp: spellings students meet elsewhere
             return self._call(token)
         if name.lower() in _NOT_NUMBERS:
@@ -293,13 +282,13 @@ class _Parser:
         if all(char in self.variables for char in name):  # `xy^2` is x*y^2: split into one token per letter
             letters = [_Token("name", char, token.position + offset) for offset, char in enumerate(name)]
             self.tokens[self.index - 1 : self.index] = letters
-            return self.names[name[0]]
+            return self._node("variable", token=token, value=name[0])
         raise SymbolicError(f"Unknown name {name!r} at position {token.position}. {allowed_summary(self.variables)}")
 
-    def _call(self, token: _Token) -> sympy.Expr:
+    def _call(self, token: _Token) -> Formula:
         opening = self._accept("(")
         if opening is None:
             raise SymbolicError(
                 f"Write {token.text}(...) with parentheses, e.g. {token.text}(x) (position {token.position})."
             )
-        return _checked_constants(FUNCTIONS[token.text.lower()](self._parenthesized(opening)), token)
+        return self._node(token.text.lower(), self._parenthesized(opening), token=token)

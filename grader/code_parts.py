@@ -23,11 +23,31 @@ MAX_CODE_CHARS = 50_000
 
 def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
     """Raises ReferenceError when the sandbox itself is unavailable (an infrastructure error)."""
+    return code_parts_diagnoses(parts=[part], sources={part.key: source}, points=points, analyses=analyses)[part.key]
+
+
+def code_parts_diagnoses(*, parts: list[Part], sources: dict[str, str], points: list[dict[str, Any]],
+                         analyses: list[Any]) -> dict[str, Diagnosis]:
+    """Every code part of a submission at every point in one sandbox job (two when some are by hand:
+    those run where torch does not exist). Raises ReferenceError when the sandbox is unavailable."""
+    outputs: dict[str, Any] = {}
+    for without_torch in (False, True):
+        group = [part for part in parts if by_hand(part.config) == without_torch]
+        if not group:
+            continue
+        jobs = [_job(config=part.config, source=sources[part.key], points=points) for part in group]
+        reports = _run_harness(job=jobs[0] if len(jobs) == 1 else {"parts": jobs}, without_torch=without_torch)
+        if len(jobs) == 1:
+            reports = {"parts": [reports]}
+        listed = reports.get("parts") if isinstance(reports, dict) and "parts" in reports else None
+        for index, part in enumerate(group):  # a failed job (timeout, crash) is every part's feedback
+            outputs[part.key] = listed[index] if isinstance(listed, list) and index < len(listed) else reports
+    return {part.key: _graded(part=part, output=outputs[part.key], points=points, analyses=analyses) for part in parts}
+
+
+def _graded(*, part: Part, output: Any, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
     config = part.config
     returns = config.get("returns") if config["mode"] == "function" else None
-    # Programs run at every point too (the prompt gives the values as variables such as x0),
-    # so a hard-coded gradient is caught.
-    output = _run_harness(job=_job(config=config, source=source, points=points))
     diagnoses = grade_code(
         harness_output=output, analyses=analyses, points=points, parts=list(returns or config["reads"]),
         returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.get("reference_error"),
@@ -46,11 +66,18 @@ def _job(*, config: dict[str, Any], source: str, points: list[dict[str, Any]]) -
     return job
 
 
-def _run_harness(*, job: dict[str, Any]) -> Any:
+def by_hand(config: dict[str, Any]) -> bool:
+    """A function part on plain floats that forbids autograd runs where torch does not exist:
+    no `.backward()`, `torch.autograd` or torch internals to reach for, whatever the code tries."""
+    return bool(config["mode"] == "function" and config.get("forbid_autograd")
+                and config.get("arg_type", "float") == "float")
+
+
+def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
     from sandbox.client import SandboxError, run_job
 
     try:
-        result = run_job(source=harness_source(), input=job, limits=sandbox_limits(),
+        result = run_job(source=harness_source(), input=job, limits=sandbox_limits(), without_torch=without_torch,
                          socket_path=settings.SANDBOX_SOCKET,
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:

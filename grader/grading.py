@@ -25,7 +25,8 @@ from chainrule import (
 from chainrule.picture_labels import Reveal
 from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
-from grader.code_parts import MAX_CODE_CHARS, code_part_diagnosis
+from grader.code_parts import MAX_CODE_CHARS, code_parts_diagnoses
+from grader.formula_check import formula_equivalence_check
 from grader.variants import variant_points
 
 MAX_PARTS = 50
@@ -111,17 +112,28 @@ def answers_grade(
     Raises ReferenceError when the sandbox or the reference fails (infrastructure).
     """
     analysis = Analysis.from_json(variant.analysis_data())
-    diagnoses: dict[str, Diagnosis] = {}
+    all_parts = list(assignment.parts.all())
+    diagnoses = _code_diagnoses(parts=all_parts, code=code, variant=variant)
     graded: list[GradedPart] = []
-    for part in list(assignment.parts.all()):
+    for part in all_parts:
         given = code.get(part.key) if part.kind == Part.Kind.CODE else answers.get(part.key)
         if given is None:
             graded.append(_unanswered(part))
             continue
-        diagnoses[part.key] = _diagnose(part=part, given=given, analysis=analysis, variant=variant)
+        if part.key not in diagnoses:
+            diagnoses[part.key] = _diagnose(part=part, given=given, analysis=analysis, variant=variant)
         graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points))
     document = build_result(assignment=assignment.slug, parts=graded, show_expected=show_expected)
     return Graded(document=document, diagnoses=diagnoses)
+
+
+def _code_diagnoses(*, parts: list[Part], code: Mapping[str, str], variant: Variant) -> dict[str, Diagnosis]:
+    """All answered code parts together: one sandbox job for the submission's code."""
+    answered = [part for part in parts if part.kind == Part.Kind.CODE and part.key in code]
+    if not answered:
+        return {}
+    points, analyses = variant_points(variant=variant)
+    return code_parts_diagnoses(parts=answered, sources=dict(code), points=points, analyses=analyses)
 
 
 def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -> Diagnosis:
@@ -131,12 +143,10 @@ def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -
     if part.kind == Part.Kind.CHOICE:
         return choice_diagnosis(key=part.key, text=given, config=part.config)
     points, analyses = variant_points(variant=variant)
-    if part.kind == Part.Kind.CODE:
-        return code_part_diagnosis(part=part, source=given, points=points, analyses=analyses)
     config = part.config
     diagnosis = grade_symbolic(text=given, variables=config["variables"], analyses=analyses, points=points,
                                part=config["of"], reference_formula=config.get("formula"),
-                               rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+                               rel_tol=part.rel_tol, abs_tol=part.abs_tol, equivalence=formula_equivalence_check)
     diagnosis.part = part.key
     return diagnosis
 

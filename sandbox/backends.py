@@ -7,6 +7,7 @@ never chosen silently: it must be enabled explicitly, and every result says so.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pwd
@@ -18,7 +19,8 @@ from sandbox.context import HARDENED, INSECURE_DEV
 from sandbox.warm import THREAD_VARIABLES
 
 GUEST_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guest")
-_SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32")
+_SYSTEM_LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/lib32", "/usr/local/lib")
+_LOCALE = "/usr/lib/locale/C.utf8"  # LANG=C.UTF-8 in every job
 _PROBE_NAMESPACES = (linux.CLONE_NEWNS | linux.CLONE_NEWNET | linux.CLONE_NEWIPC
                      | linux.CLONE_NEWUTS | linux.CLONE_NEWPID | linux.CLONE_NEWCGROUP)
 
@@ -122,7 +124,7 @@ def _is_within(path: str, ancestor: str) -> bool:
 def allow_list(package_dirs: list[str]) -> list[str]:
     """The host paths a job may see (read-only): Python, the venv, listed packages, libraries."""
     paths = [os.path.realpath(sys.base_prefix), sys.prefix, *package_dirs, GUEST_DIR]
-    paths += [path for path in _SYSTEM_LIBRARIES if os.path.lexists(path)]
+    paths += [_LOCALE] if os.path.isdir(_LOCALE) else []
     project = os.getcwd()
     for path in paths:
         real = os.path.realpath(path)
@@ -157,3 +159,56 @@ def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR) -> dict[
         **THREAD_VARIABLES,
     }
 
+
+
+def torch_dirs() -> tuple[str, ...]:
+    """torch's package and its companions, as real paths: what a job `without_torch` must not see."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.__file__:
+        return ()
+    package = os.path.dirname(os.path.realpath(torch.__file__))
+    site = os.path.dirname(package)
+    companions = [os.path.join(site, name) for name in ("functorch", "torchgen")]
+    return tuple(path for path in [package, *companions] if os.path.isdir(path))
+
+
+def test_dirs(package_dirs: list[str]) -> list[str]:
+    """Every `tests` directory inside the exposed packages: jobs need none, and chainrule's holds
+    the seed programs with their answers."""
+    found = []
+    for top in package_dirs:
+        for directory, subdirs, _ in os.walk(top):
+            found += [os.path.join(directory, name) for name in subdirs if name == "tests"]
+            subdirs[:] = [name for name in subdirs if name not in ("tests", "__pycache__")]
+    return found
+
+
+def system_libraries() -> list[str]:
+    """The system shared objects jobs need, as the paths the loader opens: what Python, its
+    extension modules (lib-dynload), numpy and every object this (warm) process has mapped link
+    against, by `ldd`. Not /usr/lib whole: no chromium, postgresql or jvm in the jail."""
+    import glob  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    objects = {os.path.realpath(sys.executable)}
+    with contextlib.suppress(OSError), open("/proc/self/maps") as maps:
+        objects |= {line.split()[-1] for line in maps if ".so" in line.rsplit("/", 1)[-1]}
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    objects |= set(glob.glob(os.path.join(sys.base_prefix, "lib", version, "lib-dynload", "*.so")))
+    for site in {sys.prefix, sys.base_prefix}:
+        objects |= set(glob.glob(os.path.join(site, "lib", version, "site-packages", "numpy*", "**", "*.so*"),
+                                 recursive=True))
+    needed = {path for path in objects if _is_system_library(path)}
+    listed = sorted(path for path in objects if os.path.isfile(path))
+    for start in range(0, len(listed), 64):
+        try:
+            output = subprocess.run(["ldd", *listed[start:start + 64]], capture_output=True, text=True,
+                                    timeout=60, env={"PATH": "/usr/bin:/bin"}).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise BackendUnavailable(f"ldd failed ({exc}): cannot find the libraries jobs need") from None
+        needed |= {word for word in output.split() if word.startswith("/") and _is_system_library(word)}
+    return sorted(path for path in needed if os.path.exists(path))
+
+
+def _is_system_library(path: str) -> bool:
+    return any(_is_within(path, top) for top in _SYSTEM_LIBRARY_DIRS) and not path.endswith(":")

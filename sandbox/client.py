@@ -82,13 +82,15 @@ def _response_cap(limits: Limits) -> int:
     return 6 * (2 * limits.output_bytes + limits.result_bytes) + 64 * 1024
 
 
-def _request(source: str, input: object, limits: Limits, fresh_interpreter: bool) -> JobRequest:
+def _request(source: str, input: object, limits: Limits, fresh_interpreter: bool,
+             without_torch: bool = False) -> JobRequest:
     try:
         validate_limits(limits)
         input_json = json.dumps(input)
     except (LimitsError, TypeError, ValueError) as exc:
         raise SandboxRequestError(str(exc)) from None
-    return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh_interpreter)
+    return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh_interpreter,
+                      without_torch=without_torch)
 
 
 def run_job(
@@ -100,14 +102,17 @@ def run_job(
     timeout: float | None = None,
     allow_insecure_dev_backend: bool = False,
     fresh_interpreter: bool = False,
+    without_torch: bool = False,
 ) -> JobResult:
     """Run `source` in the sandbox and return its validated result.
 
     `input` is handed to the job as JSON (`sandbox_guest.job_input()`); never put
-    answers or reference code in it. `fresh_interpreter` is the benchmark baseline.
+    answers or reference code in it. `fresh_interpreter` is the benchmark baseline;
+    `without_torch` runs the job in a fresh python for which torch does not exist (hidden
+    from its filesystem: for "by hand" parts).
     """
     limits = limits or Limits()
-    request = _request(source, input, limits, fresh_interpreter)
+    request = _request(source, input, limits, fresh_interpreter, without_torch)
     started = time.monotonic()
     wait = timeout if timeout is not None else limits.wall_seconds + _QUEUE_ALLOWANCE_SECONDS
     document = _checked(_exchange(socket_path, request.to_message(), wait, _response_cap(limits)))

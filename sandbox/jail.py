@@ -36,6 +36,8 @@ class RootPlan:
     mount_point: str  # empty host directory the new root is mounted on
     binds: tuple[str, ...]  # absolute host directories mirrored read-only
     symlinks: tuple[tuple[str, str], ...]  # (path, target) recreated as on the host
+    masked: tuple[str, ...] = ()  # directories inside binds that jobs see empty (a package's tests)
+    files: tuple[tuple[str, str], ...] = ()  # (path in the jail, host file) single files, e.g. libraries
 
     @property
     def held(self) -> tuple[str, ...]:
@@ -43,8 +45,11 @@ class RootPlan:
         return tuple(path for path in self.binds if _under(path, _TMP))
 
 
-def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
-    """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks."""
+def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = None,
+              files: list[str] | None = None) -> RootPlan:
+    """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks.
+    `masked` directories (inside those paths, not under /tmp) are empty for jobs; each of
+    `files` (a library as the loader names it) is bound alone, its content at that path."""
     binds: dict[str, None] = {}
     symlinks: dict[str, str] = {}
     for path in map(os.path.abspath, paths):
@@ -60,7 +65,18 @@ def plan_root(mount_point: str, paths: list[str]) -> RootPlan:
         clash = next((r for r in RESERVED if _under(path, r)), None)
         if clash or path == _TMP or (path in symlinks and _under(path, _TMP)):
             raise ValueError(f"cannot expose {path} to jobs: {clash or _TMP} is private to each job")
-    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())))
+    hidden = tuple(sorted({os.path.realpath(path) for path in masked or [] if os.path.isdir(path)
+                           and not _under(os.path.realpath(path), _TMP)}))
+    single: dict[str, str] = {}
+    for path in map(os.path.abspath, files or []):
+        top = "/" + path.strip("/").split("/")[0]
+        if os.path.islink(top):  # /lib64 -> usr/lib64: the loader's path goes through it
+            symlinks[top] = os.readlink(top)
+        target = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if os.path.isfile(path) and not any(_under(target, b) for b in binds) and not _under(target, _TMP):
+            single[target] = os.path.realpath(path)
+    return RootPlan(mount_point, tuple(sorted(binds)), tuple(sorted(symlinks.items())), hidden,
+                    tuple(sorted(single.items())))
 
 
 def _under(path: str, top: str) -> bool:
@@ -134,6 +150,12 @@ def enter(plan: RootPlan) -> None:
         target = _inside(root, _HELD + path if path in plan.held else path)
         os.makedirs(target, exist_ok=True)
         _bind(path, target)
+    for target, source in plan.files:
+        os.makedirs(os.path.dirname(_inside(root, target)), exist_ok=True)
+        open(_inside(root, target), "w").close()
+        _bind(source, _inside(root, target))
+    for path in plan.masked:  # e.g. chainrule/tests: the seed programs and their answers
+        linux.mount("tmpfs", _inside(root, path), "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
     for path, target in plan.symlinks:
         os.makedirs(os.path.dirname(_inside(root, path)), exist_ok=True)
         os.symlink(target, _inside(root, path))
@@ -143,7 +165,29 @@ def enter(plan: RootPlan) -> None:
     os.mkdir(_inside(root, "/proc"))
     linux.mount("proc", _inside(root, "/proc"), "proc",
                 linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=invisible")
+    _mask_host_counters(_inside(root, "/proc"))
     _pivot(root)
+
+
+# Host-wide files a PID namespace does not virtualise: the host's CPU and memory use, load, boot
+# command line, uptime and devices (a side channel on other jobs' bursts). Each becomes /dev/null.
+MASKED_PROC_FILES = ("stat", "loadavg", "meminfo", "cmdline", "uptime", "vmstat", "diskstats", "swaps",
+                     "interrupts", "softirqs", "schedstat", "zoneinfo", "buddyinfo", "slabinfo", "pagetypeinfo",
+                     "partitions", "kallsyms", "modules", "iomem", "ioports", "keys", "key-users", "timer_list",
+                     "sched_debug", "sysrq-trigger", "latency_stats", "locks", "mounts", "mountinfo", "kmsg",
+                     "kpagecount", "kpageflags", "version", "cpuinfo", "misc", "consoles", "devices")
+MASKED_PROC_DIRS = ("pressure", "sys", "acpi", "scsi", "irq", "bus", "fs", "driver", "tty", "sysvipc", "net")
+
+
+def _mask_host_counters(proc: str) -> None:
+    for name in MASKED_PROC_FILES:
+        path = os.path.join(proc, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            _bind("/dev/null", path, linux.MS_NOSUID | linux.MS_NOEXEC)
+    for name in MASKED_PROC_DIRS:
+        path = os.path.join(proc, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            linux.mount("tmpfs", path, "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
 
 
 def _pivot(root: str) -> None:
@@ -155,3 +199,12 @@ def _pivot(root: str) -> None:
     os.rmdir("/.old-root")
     linux.mount(None, "/", None, linux.MS_REMOUNT | linux.MS_BIND | _RO)
     os.chdir(WORK_DIR)
+
+
+def hide(paths: tuple[str, ...]) -> None:
+    """In the calling (student) process only: a private mount namespace in which each path
+    is an empty read-only directory. Runs as root, before confinement."""
+    linux.unshare(linux.CLONE_NEWNS)
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+    for path in paths:
+        linux.mount("tmpfs", path, "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")

@@ -63,6 +63,7 @@ def _start(request: JobRequest, init: InitLink, watch: Watch) -> float:
     for name, fd in zip(_STREAMS, readers, strict=True):
         watch.streams[name].fd = fd
     job = {"limits": request.limits.to_dict(), "fresh": request.fresh_interpreter,
+           "without_torch": request.without_torch,
            "source": request.source, "input_json": request.input_json}
     started = time.monotonic()
     _write_job(job_write, json.dumps(job).encode(), started + request.limits.wall_seconds)

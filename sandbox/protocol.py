@@ -62,6 +62,7 @@ class JobRequest:
     input_json: str  # kept serialised: the job parses it, the proxy never interprets it
     limits: Limits
     fresh_interpreter: bool = False  # benchmark baseline: exec a new python in the same jail
+    without_torch: bool = False  # a fresh python in which torch does not exist ("by hand" parts)
 
     def to_message(self) -> dict[str, Any]:
         return {
@@ -71,6 +72,7 @@ class JobRequest:
             "input_json": self.input_json,
             "limits": self.limits.to_dict(),
             "fresh_interpreter": self.fresh_interpreter,
+            **({"without_torch": True} if self.without_torch else {}),
         }
 
 
@@ -83,11 +85,12 @@ def parse_request(document: dict[str, Any]) -> JobRequest:
         raise ProtocolError(f"source must be a string of at most {MAX_SOURCE_BYTES} bytes")
     if not isinstance(input_json, str) or len(input_json.encode()) > MAX_INPUT_BYTES:
         raise ProtocolError(f"input must serialise to at most {MAX_INPUT_BYTES} bytes")
-    fresh = document.get("fresh_interpreter", False)
-    if not isinstance(fresh, bool):
-        raise ProtocolError("fresh_interpreter must be a boolean")
+    fresh, without_torch = document.get("fresh_interpreter", False), document.get("without_torch", False)
+    if not isinstance(fresh, bool) or not isinstance(without_torch, bool):
+        raise ProtocolError("fresh_interpreter and without_torch must be booleans")
     try:
         limits = Limits.from_dict(document.get("limits", {}))
     except (LimitsError, TypeError) as exc:
         raise ProtocolError(f"invalid limits: {exc}") from None
-    return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh)
+    return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh,
+                      without_torch=without_torch)

@@ -43,6 +43,9 @@ DENIED_SYSCALLS = (
     "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
     "lookup_dcookie", "fanotify_init", "syslog", "vhangup",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    # rarely needed, historically exploitable, or a window on other processes and files
+    "modify_ldt", "memfd_secret", "pidfd_open", "personality",
+    "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 )
 
 

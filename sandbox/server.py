@@ -77,7 +77,8 @@ def _package_dirs(config: ServerConfig) -> list[str]:
 
 def _root_plan(root_dir: str, dirs: list[str]) -> jail.RootPlan:
     try:
-        return jail.plan_root(root_dir, backends.allow_list(dirs))
+        return jail.plan_root(root_dir, backends.allow_list(dirs), masked=backends.test_dirs(dirs),
+                              files=backends.system_libraries())
     except ValueError as exc:
         raise backends.BackendUnavailable(str(exc)) from None
 
@@ -104,7 +105,8 @@ def prepare(config: ServerConfig, backend: str) -> Prepared:
     job_env = backends.job_environment(dirs)  # the development backend points HOME/TMPDIR at its work dir
     warm.freeze_heap()
     ctx = ServerContext(backend=backend, root=root, seccomp=seccomp, data_base=warm.data_segment_bytes(),
-                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR)
+                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR,
+                        torch_dirs=backends.torch_dirs())
     seats = [Seat(index, Identity(uid, uid, switch=hardened, dedicated=hardened),
                   tree.seats[index] if tree else None) for index, uid in enumerate(uids)]
     return Prepared(ctx, seats, tree, root_dir)

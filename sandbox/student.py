@@ -43,15 +43,19 @@ def _read_job(fd: int) -> dict[str, Any] | None:
 
 
 def _exec_fresh_interpreter(job: dict[str, Any], limits: Limits, ctx: ServerContext) -> NoReturn:
-    """Benchmark baseline: a brand-new python in exactly the same jail."""
+    """A brand-new python in exactly the same jail: the benchmark baseline, and the process of a
+    job `without_torch` (isolated mode, torch's directories already hidden by `jail.hide`)."""
     payload = {"source": job["source"], "input_json": job["input_json"],
                "result_fd": confine.RESULT_FD, "result_cap": limits.result_bytes}
     fd = os.memfd_create("job", 0)
     os.write(fd, json.dumps(payload).encode())
     os.lseek(fd, 0, os.SEEK_SET)
-    bootstrap = (f"import sys; sys.path.insert(0, {ctx.guest_dir!r}); "
+    no_torch = bool(job.get("without_torch"))
+    block = "sys.modules['torch'] = None; " if no_torch else ""  # the development backend cannot hide files
+    bootstrap = (f"import sys; sys.path.insert(0, {ctx.guest_dir!r}); {block}"
                  f"import sandbox_guest; sandbox_guest.run_from_fd({fd})")
-    os.execve(ctx.python, [ctx.python, "-c", bootstrap], dict(os.environ))
+    flags = ["-I"] if no_torch else []  # no PYTHONPATH: the chainrule package is not on the path either
+    os.execve(ctx.python, [ctx.python, *flags, "-c", bootstrap], dict(os.environ))
 
 
 def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> NoReturn:
@@ -68,10 +72,12 @@ def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> N
         limits = Limits.from_dict(job["limits"])
         if ctx.root is not None:
             jail.size_job_fs(limits)
+            if job.get("without_torch"):
+                jail.hide(ctx.torch_dirs)
         confine.lock_down(limits=limits, identity=seat.identity, data_base=ctx.data_base, seccomp=ctx.seccomp)
     except BaseException as exc:  # noqa: BLE001
         _report_failure(confine.SETUP_STATUS_FD, f"confinement: {exc!r}")
-    if job.get("fresh"):
+    if job.get("fresh") or job.get("without_torch"):
         _exec_fresh_interpreter(job, limits, ctx)
     guest = sys.modules["sandbox_guest"]
     os._exit(guest.run(job["source"], job["input_json"], confine.RESULT_FD, limits.result_bytes))

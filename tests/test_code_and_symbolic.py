@@ -55,8 +55,9 @@ def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> Non
     [
         "def grad_z(x, y):\n    return y + 2*x, x\n",
         "import numpy as np\n\ndef grad_z(a, b):\n    return float(np.add(b, 2 * a)), a\n",
+        "import math\n\ndef grad_z(x, y):\n    return math.fsum([y, 2 * x]), x\n",
     ],
-    ids=["closed form", "numpy and other names"],
+    ids=["closed form", "numpy and other names", "math"],
 )
 def test_a_correct_solution_written_differently_gets_full_marks(tmp_path: Path, source: str) -> None:
     result = grade_code(tmp_path, "visual-walkthrough", "grad_z", source)
@@ -160,3 +161,99 @@ def test_code_with_a_syntax_error_exits_2_with_the_line(tmp_path: Path) -> None:
     with pytest.raises(CommandError) as caught:
         call_command("grade", "visual-walkthrough", "--code-file", f"grad_z={path}", stdout=io.StringIO())
     assert caught.value.returncode == 2 and "line 2" in str(caught.value)
+
+
+# Building this as a SymPy expression kept the web request busy for minutes on main (18 s at 65
+# characters, over 60 s with one more tan(e^…) level): SymPy's assumption system, run while the
+# expression is constructed, multiplies its work by ~4 with every level.
+HOSTILE_FORMULA = "1/sinh(tan(e^tan(e^tan(e^tan(e^tan(e^tan(e^(x-log(y)*tan(2)))))))))^-100"
+
+
+def test_validating_a_hostile_formula_is_bounded_work_without_sympy() -> None:
+    import subprocess
+    import sys
+
+    from chainrule.symbolic_parse import formula_value, parse_expression
+
+    formula = parse_expression(HOSTILE_FORMULA, variables=["x", "y"])  # would spin for minutes in SymPy
+    assert formula_value(formula, {"x": 2.0, "y": 3.0}) is not None
+    check = ("import sys\nfrom chainrule.symbolic_parse import parse_expression\n"
+             f"parse_expression({HOSTILE_FORMULA!r}, variables=['x', 'y'])\nprint('sympy' in sys.modules)\n")
+    shown = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60,
+                           cwd=Path(__file__).resolve().parent.parent)
+    assert shown.stdout.strip() == "False", shown.stderr  # the web's validation never loads SymPy
+
+
+def test_a_formula_too_complex_for_sympy_is_feedback_from_a_limited_sandbox_job(sandbox_socket: str) -> None:
+    from chainrule.symbolic_grading import grade_symbolic
+    from chainrule.tests.point_analyses import seed_analyses, seed_points
+    from grader.formula_check import formula_equivalence_check
+
+    points = [point for point in seed_points("visual-walkthrough") if point["y0"] > 0]
+    # Right at every point (the added term is 0), but SymPy must build the hostile term to see that.
+    answer = "y + 2x + 0*" + HOSTILE_FORMULA[2:]
+    diagnosis = grade_symbolic(text=answer, variables={"x": "x0", "y": "y0"},
+                               analyses=seed_analyses("visual-walkthrough", points), points=points, part="x.grad",
+                               reference_formula="y + 2*x", rel_tol=1e-4, abs_tol=1e-6,
+                               equivalence=formula_equivalence_check)
+    assert (diagnosis.correct, diagnosis.kind, diagnosis.detail["reason"]) == (False, "unknown", "too_complex")
+    assert "too complex to check" in diagnosis.message
+
+
+def test_a_hostile_formula_through_the_web_form_is_answered_at_once(student: Any) -> None:
+    import threading
+
+    from tests.clients import logged_in
+
+    client, replies = logged_in(student), []
+    thread = threading.Thread(target=lambda: replies.append(client.post(
+        "/assignments/visual-walkthrough/", {"dz_dx": HOSTILE_FORMULA})), daemon=True)
+    thread.start()
+    thread.join(timeout=20)  # on main this request spins in SymPy for minutes
+    assert replies and replies[0].status_code in (200, 302, 400), replies
+
+
+# Each attempt gets hold of torch its own way (bound to T) and then lets autograd's engine answer
+# through torch internals, past any patched backward(): right values, so only a job without torch
+# makes these fail.
+_WITH_AUTOGRAD = ("\ndef grad_z(x, y):\n    x = T.tensor(x, requires_grad=True)\n"
+                  "    y = T.tensor(y, requires_grad=True)\n"
+                  "    z = x * y + x**2\n    T.autograd.Variable._execution_engine.run_backward(\n"
+                  "        (z,), (T.ones(()),), False, False, (), True, True)\n"
+                  "    return x.grad.item(), y.grad.item()\n")
+BY_HAND_BYPASSES = {
+    "backward()": "import torch as T\n" + _WITH_AUTOGRAD,
+    "inside the function": _WITH_AUTOGRAD.replace("    x = T", "    import torch as T\n    x = T"),
+    "importlib": "import importlib\nT = importlib.import_module('torch')\n" + _WITH_AUTOGRAD,
+    "sys.modules": "import sys\nsys.modules.pop('torch', None)\nimport torch as T\n" + _WITH_AUTOGRAD,
+    "sys.path": ("import sys, glob\nsys.path += glob.glob('/**/site-packages', recursive=True)\n"
+                 "sys.modules.pop('torch', None)\nimport torch as T\n" + _WITH_AUTOGRAD),
+    "__import__ via builtins": "T = __builtins__.__import__('torch')\n" + _WITH_AUTOGRAD,
+    "torch's library": ("import ctypes, glob\nctypes.CDLL(glob.glob('/**/libtorch_cpu.so', recursive=True)[0])\n"
+                        "\ndef grad_z(x, y):\n    return y + 2 * x, x\n"),
+}
+
+
+@pytest.mark.parametrize("attempt", list(BY_HAND_BYPASSES))
+def test_a_by_hand_part_runs_where_torch_does_not_exist(tmp_path: Path, attempt: str) -> None:
+    """visual-walkthrough's grad_z is "by hand": .backward() once passed, and the refusal could be
+    bypassed through torch internals. Now the job's process has no torch to reach at all."""
+    result = grade_code(tmp_path, "visual-walkthrough", "grad_z", BY_HAND_BYPASSES[attempt])
+    assert not result["correct"] and kind_of(result) == "code_error", result
+    assert result["score"] == 0
+
+
+def test_every_code_part_of_a_submission_runs_in_one_sandbox_job(sandbox_socket: str) -> None:
+    """One job for all parts; a part whose code ends the process costs only that part."""
+    from chainrule.harness import harness_source
+    from sandbox import Limits, run_job
+
+    point = [{"x0": 2.0, "y0": 3.0}]
+    common = {"mode": "function", "points": point, "function": "grad_z", "args": ["x0", "y0"], "returns": 2}
+    parts = [{**common, "source": "import os\nos._exit(0)\n"},
+             {**common, "source": "def grad_z(x, y):\n    return y + 2 * x, x\n"}]
+    result = run_job(source=harness_source(), input={"parts": parts}, limits=Limits(), socket_path=sandbox_socket)
+    assert result.status == "ok" and isinstance(result.result, dict), result
+    first, second = result.result["parts"]
+    assert first["ok"] is False and "ended the grading process" in first["error"]
+    assert second["ok"] is True and second["points"][0]["values"] == {"0": 7.0, "1": 2.0}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import sympy
 
-from chainrule.symbolic import evaluate, expressions_equivalent, sample_points, variable_symbol
+from chainrule.symbolic import evaluate, expressions_equivalent, formula_expression, sample_points, variable_symbol
 from chainrule.symbolic_parse import MAX_DEPTH, SymbolicError, parse_expression
 
 VARIABLES = ["x", "y"]
@@ -19,7 +19,7 @@ POINTS = [{"x": 2.0, "y": 3.0}, {"x": -1.5, "y": 0.7}]
 
 
 def parse(text: str) -> sympy.Expr:
-    return parse_expression(text, variables=VARIABLES)
+    return formula_expression(parse_expression(text, variables=VARIABLES))
 
 
 def timed(action: Callable[[], Any], limit: float = 1.0) -> Any:

@@ -42,7 +42,7 @@ def test_it_names_the_missing_multiply_path() -> None:
 def test_it_finds_the_flipped_sign() -> None:
     diagnosis = grade("y - 2x", reference="y + 2*x")
     assert (diagnosis.kind, diagnosis.paths) == ("sign_error", [["x", "pow", "add", "z"]])
-    assert diagnosis.detail["symbolic_equivalent"] is False
+    assert "symbolic_equivalent" not in diagnosis.detail  # wrong numbers never pay for SymPy
 
 
 def test_it_accepts_the_negative_gradient_and_names_the_wrong_power_rule() -> None:

@@ -3,6 +3,7 @@ message, the server survives and later jobs are unaffected (the `contained` fixt
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import threading
@@ -10,7 +11,7 @@ import time
 
 import pytest
 
-from sandbox import Limits
+from sandbox import Limits, run_job
 from sandbox.protocol import JobRequest, send_message
 from sandbox.tests.conftest import Server
 
@@ -129,6 +130,13 @@ def test_setuid_zero_is_refused(contained: Server) -> None:
     "libc.syscall(250, 0, 0, 0, 0, 0)",  # keyctl
     "libc.syscall(165, 0, 0, 0, 0, 0)",  # mount
     "libc.ioctl(0, 0x5412, ctypes.c_char_p(b'x'))",  # TIOCSTI
+    "libc.syscall(154, 0, 0, 0)",  # modify_ldt
+    "libc.syscall(447, 0)",  # memfd_secret
+    "libc.syscall(434, 1, 0)",  # pidfd_open of the init
+    "libc.inotify_init()",
+    "libc.inotify_init1(0)",
+    "libc.syscall(254, 0, ctypes.c_char_p(b'/'), 0xfff)",  # inotify_add_watch
+    "libc.personality(0x0040000)",  # ADDR_NO_RANDOMIZE
 ])
 def test_seccomp_denies_escape_syscalls(contained: Server, call: str) -> None:
     source = (
@@ -216,3 +224,84 @@ def test_a_job_whose_client_hangs_up_is_killed(contained: Server) -> None:
     while contained.processes_with_seat_uids() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert "client gone" in contained.log()
+
+
+@pytest.mark.parametrize("name", ["stat", "loadavg", "meminfo", "cmdline", "uptime", "vmstat", "diskstats"])
+def test_host_wide_proc_counters_are_hidden(contained: Server, name: str) -> None:
+    """The host's CPU time, load, memory and boot line would show other jobs' bursts."""
+    source = (f"import sandbox_guest\nwith open('/proc/{name}') as f:\n    sandbox_guest.emit(f.read())\n")
+    result = contained.run(source)
+    assert (result.status, result.result) == ("ok", "")
+
+
+def test_proc_pressure_and_sys_are_empty(contained: Server) -> None:
+    source = "import os, sandbox_guest\nsandbox_guest.emit([os.listdir('/proc/pressure'), os.listdir('/proc/sys')])\n"
+    result = contained.run(source)
+    assert (result.status, result.result) == ("ok", [[], []])
+
+
+def test_student_code_cannot_forge_the_harness_result(contained: Server) -> None:
+    """`emit()` then `os._exit(0)` once wrote the student's own verdict; now the student's code
+    runs in a child without the result channel, and the harness reports what really happened."""
+    from chainrule.harness import harness_source
+
+    forged = {"ok": True, "error": None, "stdout": "", "points": [{"values": {"0": 7.0, "1": 2.0}, "error": None}]}
+    student = (
+        "import os, sandbox_guest\n"
+        f"try:\n    sandbox_guest.emit({forged!r})\nexcept Exception as exc:\n    print('emit:', exc)\n"
+        f"for fd in (3, 4, 5):\n    try:\n        os.write(fd, b'{{}}')\n    except OSError as exc:\n"
+        "        print(fd, exc.strerror)\n"
+        "try:\n    open(f'/proc/{os.getppid()}/fd/3', 'wb')\nexcept OSError as exc:\n    print('proc:', exc.strerror)\n"
+        "os._exit(0)\n"
+    )
+    job = {"mode": "function", "source": student, "points": [{"x0": 2.0, "y0": 3.0}], "function": "grad_z",
+           "args": ["x0", "y0"], "returns": 2}
+    result = run_job(source=harness_source(), input=job, limits=Limits(), socket_path=contained.socket_path)
+    assert result.status == "ok" and isinstance(result.result, dict), result
+    assert result.result.get("ok") is False and result.result["points"] == [], result.result
+    assert "ended the grading process" in result.result["error"]  # the junk written to fd 5 is refused
+
+
+def test_a_job_without_torch_cannot_reach_it_by_any_path(contained: Server) -> None:
+    """For "by hand" parts: a fresh python in which torch's files do not exist."""
+    source = (
+        "import importlib, sys, sandbox_guest\n"
+        "import os, site\n"
+        "dirs = [os.path.join(p, 'torch') for p in site.getsitepackages()]\n"
+        "found = {'loaded': sys.modules.get('torch') is not None,\n"
+        "         'files': [name for d in dirs if os.path.isdir(d) for name in os.listdir(d)]}\n"
+        "try:\n    importlib.import_module('torch')\n    found['import'] = True\n"
+        "except ImportError:\n    found['import'] = False\n"
+        "sandbox_guest.emit(found)\n"
+    )
+    result = run_job(source=source, limits=Limits(), socket_path=contained.socket_path, without_torch=True)
+    assert (result.status, result.result) == ("ok", {"loaded": False, "files": [], "import": False}), result
+    with_torch = contained.run("import sys, sandbox_guest\nsandbox_guest.emit('torch' in sys.modules)\n")
+    assert with_torch.result is True  # other jobs keep their warm torch
+
+
+
+def test_the_packages_tests_are_not_in_the_jail(contained: Server) -> None:
+    """chainrule/tests/seeds.py holds the seed programs and answers; every package's tests/ is empty
+    in the jail (the fixture package has one with an answers.py)."""
+    from sandbox.tests.conftest import FIXTURE_PACKAGE
+
+    tests_dir = os.path.join(FIXTURE_PACKAGE, "tests")
+    assert os.path.isfile(os.path.join(tests_dir, "answers.py"))
+    source = (f"import os, sandbox_guest, sbx_fixture_pkg\nsandbox_guest.emit(os.listdir({tests_dir!r}))\n")
+    result = contained.run(source)
+    assert (result.status, result.result) == ("ok", []), result
+
+
+def test_only_the_libraries_jobs_link_against_are_in_the_jail(contained: Server) -> None:
+    """/usr/lib whole exposed chromium, postgresql and the jvm to jobs; now only linked libraries."""
+    host = sorted(name for name in ("chromium", "postgresql", "jvm", "llvm-14", "erlang")
+                  if os.path.isdir(f"/usr/lib/{name}"))
+    source = ("import os, ssl, sqlite3, torch, numpy, sandbox_guest\n"
+              f"seen = [name for name in {host!r} if os.path.exists('/usr/lib/' + name)]\n"
+              "sandbox_guest.emit({'seen': seen, 'lib': len(os.listdir('/usr/lib/x86_64-linux-gnu')),"
+              " 'sum': float(torch.ones(3).sum()) + float(numpy.ones(2).sum())})\n")
+    result = contained.run(source)
+    assert result.status == "ok", result
+    assert result.result["seen"] == [] and result.result["sum"] == 5.0
+    assert result.result["lib"] < len(os.listdir("/usr/lib/x86_64-linux-gnu")) / 4
