@@ -24,6 +24,7 @@ from chainrule import (
 from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
 from grader.code_parts import MAX_CODE_CHARS, code_part_diagnosis
+from grader.code_syntax import code_syntax_problem
 from grader.variants import variant_points
 
 MAX_PARTS = 50
@@ -89,12 +90,9 @@ def _check_code(source: str) -> None:
         raise AnswerError("The code is empty.")
     if len(source) > MAX_CODE_CHARS:
         raise AnswerError(f"The code is longer than {MAX_CODE_CHARS} characters.")
-    try:
-        compile(source, "<student>", "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        raise AnswerError(f"Syntax error on line {exc.lineno}: {exc.msg}.") from None
-    except ValueError:
-        raise AnswerError("The code contains a NUL character.") from None
+    problem = code_syntax_problem(source)  # bounded cost: this runs in the web process
+    if problem:
+        raise AnswerError(problem)
 
 
 def answers_grade(
