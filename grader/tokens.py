@@ -62,7 +62,7 @@ def token_create(*, user: AbstractBaseUser, lifetime: timedelta | None = None) -
 
 
 def tokens_revoke(*, user: AbstractBaseUser) -> int:
-    """Revoke every active token of `user`; returns how many."""
+    """Revoke every token of `user` not revoked yet (expired ones too); returns how many."""
     return ApiToken.objects.filter(user=user, revoked_at=None).update(revoked_at=timezone.now())
 
 
