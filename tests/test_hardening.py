@@ -152,8 +152,6 @@ def lti_platforms(request: Any) -> list[str]:
 def test_pages_and_api_answers_with_student_work_are_not_stored(student: Any) -> None:
     submission = Submission.objects.create(student=student.user, assignment_id=_assignment_id(),
                                            answers={"x.grad": "4"}, attempt=1)
-
-
     for response in [logged_in(student).get(f"/submissions/{submission.id}/"), logged_in(student).get("/"),
                      api(student).get(f"/api/v1/submissions/{submission.id}/"),
                      api(student).get("/api/v1/assignments/")]:
