@@ -122,6 +122,9 @@ def submission_grade(*, submission_id: int) -> None:
         try:
             graded, variant = _graded(submission=submission)
         except ReferenceError as exc:
+            if str(exc).startswith("sandbox unavailable") and submission.deliveries < MAX_DELIVERIES:
+                _requeue_later(submission=submission, token=token)  # a sandbox restart is not the student's loss
+                return
             _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
             return
         except Exception:  # a bug must not loop through the sweeper forever; no attempt is charged
@@ -174,6 +177,20 @@ def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:
                                          "seconds": round(seconds, 4)})
 
 
+def _requeue_later(*, submission: Submission, token: uuid.UUID, delay_s: float = 2.0) -> None:
+    """Give the row back (queued, unclaimed) and try again shortly; the sweeper is the safety net."""
+    from grader.tasks import grade_submission
+
+    if Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING).update(
+            status=Submission.Status.QUEUED, claim=None, enqueued_at=_now()):
+        log.warning("sandbox unavailable; submission requeued", extra={"submission_id": submission.id})
+        try:
+            grade_submission.apply_async(args=[submission.id], queue=queue_name(lane=submission.lane),
+                                         countdown=delay_s)
+        except Exception:
+            log.exception("could not requeue submission %s; the sweeper will", submission.id)
+
+
 def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:
     """Infrastructure failure: marked as such, and it costs the student no attempt."""
     Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING).update(
@@ -212,3 +229,11 @@ def sweep_defaults() -> dict[str, timedelta]:
         "queued_after": timedelta(seconds=settings.GRADER_SWEEP_QUEUED_AFTER),
         "running_after": timedelta(seconds=settings.GRADER_SWEEP_RUNNING_AFTER),
     }
+
+
+BENCH_NOOP = "bench no-op round trip"
+
+
+def bench_noop_finish(*, submission_id: int) -> None:
+    Submission.objects.filter(id=submission_id, status=Submission.Status.ERROR, error_reason=BENCH_NOOP).update(
+        graded_at=_now())

@@ -6,7 +6,7 @@ from celery import shared_task
 from django.conf import settings
 
 from config.structured_logging import submission_context
-from grader.services import submission_grade, submissions_sweep, sweep_defaults
+from grader.services import bench_noop_finish, submission_grade, submissions_sweep, sweep_defaults
 
 
 @shared_task(
@@ -26,3 +26,10 @@ def grade_submission(submission_id: int) -> None:
 def sweep_submissions() -> int:
     """On the maintenance queue (CELERY_TASK_ROUTES), so no grading backlog delays it."""
     return len(submissions_sweep(**sweep_defaults()))
+
+
+@shared_task(name="grader.bench_noop", acks_late=True)
+def bench_noop(submission_id: int) -> None:
+    """The benchmarks' floor: the same broker hop and one database write, no grading. Touches only
+    rows the bench created for it (status error, reason BENCH_NOOP), never a real submission."""
+    bench_noop_finish(submission_id=submission_id)
