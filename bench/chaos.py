@@ -28,16 +28,17 @@ RECOVERIES: list[tuple[str, float, float]] = []  # fault, seconds down, seconds 
 def _graded_since(moment: datetime, lane: str) -> bool:
     from grader.models import Submission
 
-    return Submission.objects.filter(created_at__gt=moment, lane=lane, status="graded").exists()
+    return Submission.objects.filter(graded_at__gt=moment, lane=lane, status="graded").exists()
 
 
 def _fault(name: str, lane: str, break_it: Callable[[], object], mend: Callable[[], object]) -> None:
+    """Recovery: from the fault until a submission of `lane` is graded after the component is back."""
     from django.utils import timezone
 
-    moment = timezone.now()
     began = time.monotonic()
     break_it()
     mend()
+    moment = timezone.now()
     down = time.monotonic() - began
     try:
         recovery = wait_until(lambda: _graded_since(moment, lane), f"recovery after {name}", timeout=120)

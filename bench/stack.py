@@ -47,12 +47,23 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = 90,
 def stop(proc: subprocess.Popen[bytes] | None, sig: int = signal.SIGTERM) -> None:
     if proc is None or proc.poll() is not None:
         return
-    os.killpg(proc.pid, sig)
+    _signal(proc, sig)
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _signal(proc, signal.SIGKILL)
         proc.wait()
+
+
+def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """The process group when the process leads one (our spawns), else the process alone."""
+    try:
+        if os.getpgid(proc.pid) == proc.pid:
+            os.killpg(proc.pid, sig)
+            return
+    except ProcessLookupError:
+        return
+    proc.send_signal(sig)
 
 
 class PrivateRedis:

@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.signals import user_login_failed
 from django.db import models
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
@@ -106,3 +107,14 @@ class ExpiringTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return KEYWORD
+
+
+class ExpiringTokenScheme(OpenApiAuthenticationExtension):
+    """How the OpenAPI schema names the token header (drf-spectacular)."""
+
+    target_class = "grader.tokens.ExpiringTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "apiKey", "in": "header", "name": "Authorization",
+                "description": 'An expiring API token with the prefix "Token", e.g. "Token 3Jx…"'}
