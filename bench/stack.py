@@ -172,7 +172,8 @@ class Stack:
 def setup_django(workdir: Path, *, database_url: str | None = None) -> None:
     """A fresh SQLite database in `workdir` (or DATABASE_URL), the catalog loaded by the caller."""
     os.environ["DATABASE_URL"] = database_url or f"sqlite:///{workdir / 'drill.sqlite3'}"
-    os.environ.setdefault("SANDBOX_SOCKET", str(workdir / "sandbox.sock"))
+    if database_url is None:  # a private stack: its own sandbox server too
+        os.environ["SANDBOX_SOCKET"] = str(workdir / "sandbox.sock")
     os.environ.setdefault("SECRET_KEY", "drill-only-" + uuid.uuid4().hex)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
