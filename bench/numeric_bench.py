@@ -365,6 +365,9 @@ def private_stack(clients: int, concurrency: int, server: str) -> Iterator[tuple
 def _services(concurrency: int, server: str) -> Iterator[str]:
     """A worker on a private queue and the web server, both stopped on exit."""
     queue, port = f"bench-{uuid.uuid4().hex[:8]}", _free_port()
+    from config.celery_app import app
+
+    app.conf.task_default_queue = queue  # this process sends the floor's no-op tasks there too
     env = {**os.environ, "CELERY_QUEUE": queue, "DEBUG": "0", "SECURE_COOKIES": "0", "LOG_LEVEL": "WARNING"}
     lanes = f"{queue},{queue}-code,{queue}-maintenance"  # every lane of grader/fairness.py
     worker = _spawn([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", lanes, "-c", str(concurrency),

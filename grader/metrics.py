@@ -13,10 +13,17 @@ log = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
+_clients: dict[str, Any] = {}
+
+
 def _redis() -> Any:
+    """One client (and connection pool) per broker URL and process."""
     import redis
 
-    return redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=0.5, socket_connect_timeout=0.5)
+    url = settings.CELERY_BROKER_URL
+    if url not in _clients:
+        _clients[url] = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    return _clients[url]
 
 
 def _prefix() -> str:
