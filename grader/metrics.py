@@ -36,12 +36,9 @@ def latency_observe(*, lane: str, seconds: float) -> None:
     """Submit → graded time of one submission of a lane (numeric or code)."""
     key = f"{_prefix()}:latency:{lane}"
     try:
-        pipe = _redis().pipeline(transaction=False)
-        for bound in BUCKETS:
-            if seconds <= bound:
-                pipe.hincrby(key, f"le:{bound}", 1)
-        pipe.hincrby(key, "count", 1).hincrbyfloat(key, "sum", seconds)
-        pipe.execute()
+        bucket = next((f"in:{bound}" for bound in BUCKETS if seconds <= bound), "in:inf")  # summed when read
+        _redis().pipeline(transaction=False).hincrby(key, bucket, 1).hincrby(key, "count", 1).hincrbyfloat(
+            key, "sum", seconds).execute()
     except Exception:
         log.warning("metrics: could not record latency", exc_info=True)
 
@@ -74,8 +71,10 @@ def metrics_text() -> str:
     lines += ["# HELP grader_latency_seconds Submit to graded, per lane.", "# TYPE grader_latency_seconds histogram"]
     for lane in (NUMERIC, CODE):
         data = {k.decode(): v.decode() for k, v in client.hgetall(f"{_prefix()}:latency:{lane}").items()}
+        cumulative = 0
         for bound in BUCKETS:
-            lines.append(f'grader_latency_seconds_bucket{{lane="{lane}",le="{bound}"}} {data.get(f"le:{bound}", 0)}')
+            cumulative += int(data.get(f"in:{bound}", 0))
+            lines.append(f'grader_latency_seconds_bucket{{lane="{lane}",le="{bound}"}} {cumulative}')
         lines.append(f'grader_latency_seconds_bucket{{lane="{lane}",le="+Inf"}} {data.get("count", 0)}')
         lines.append(f'grader_latency_seconds_sum{{lane="{lane}"}} {data.get("sum", 0)}')
         lines.append(f'grader_latency_seconds_count{{lane="{lane}"}} {data.get("count", 0)}')

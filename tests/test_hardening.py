@@ -254,3 +254,18 @@ def test_metrics_are_not_public(client: Client, student: Any, settings: Any) -> 
     assert response.status_code == 200
     text = response.content.decode()
     assert 'grader_queue_depth{queue="' in text and "grader_latency_seconds_bucket" in text
+
+
+def test_log_lines_carry_the_submission_id_as_json() -> None:
+    import logging
+
+    from config.structured_logging import JsonFormatter, SubmissionFilter, submission_context
+
+    record = logging.LogRecord("sandbox.client", logging.INFO, __file__, 1, "job sent", None, None)
+    with submission_context(42):
+        SubmissionFilter().filter(record)
+    line = json.loads(JsonFormatter().format(record))
+    assert line["submission_id"] == 42 and line["message"] == "job sent" and line["logger"] == "sandbox.client"
+    outside = logging.LogRecord("grader", logging.INFO, __file__, 1, "idle", None, None)
+    SubmissionFilter().filter(outside)
+    assert "submission_id" not in json.loads(JsonFormatter().format(outside))
