@@ -177,9 +177,12 @@ def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:
                                          "seconds": round(seconds, 4)})
 
 
-def _requeue_later(*, submission: Submission, token: uuid.UUID, delay_s: float = 2.0) -> None:
-    """Give the row back (queued, unclaimed) and try again shortly; the sweeper is the safety net."""
+def _requeue_later(*, submission: Submission, token: uuid.UUID) -> None:
+    """Give the row back (queued, unclaimed) and try again in 5, 10, 15, 20 s (a sandbox restart under
+    load takes tens of seconds); the sweeper is the safety net."""
     from grader.tasks import grade_submission
+
+    delay_s = min(5.0 * submission.deliveries, 30.0)
 
     if Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING).update(
             status=Submission.Status.QUEUED, claim=None, enqueued_at=_now()):
