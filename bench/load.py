@@ -121,7 +121,8 @@ def load_window(url: str, students: list[Student], *, seconds: float, code_share
                 senders: int = 32, seed: int = 7) -> Outcome:
     """Each student logs in and submits once, at a random moment of the window."""
     rng = random.Random(seed)
-    plan = sorted((rng.uniform(0, seconds), s, rng.random() < code_share, rng.random()) for s in students)
+    plan = sorted(((rng.uniform(0, seconds), s, rng.random() < code_share, rng.random()) for s in students),
+                  key=lambda row: row[0])
     outcome, start = Outcome(), time.perf_counter() + 0.2
 
     def sender(offset: int) -> None:
