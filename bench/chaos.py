@@ -85,8 +85,8 @@ def chaos(faults: list[str]) -> Callable[[Stack, float], None]:
         for n, name in enumerate(faults, start=1):  # on a fixed schedule: a slow recovery delays no fault
             time.sleep(max(0.0, start + n * gap - time.monotonic()))
             if name == "worker":
-                args: tuple[Any, ...] = ("SIGKILL the numeric worker (restarted as a supervisor would)", "numeric",
-                                         lambda: stack.kill_worker("numeric"), lambda: stack.start_worker("numeric"))
+                args: tuple[Any, ...] = ("SIGKILL the numeric worker (the drill's supervisor restarts it)", "numeric",
+                                         lambda: stack.kill_worker("numeric"), lambda: None)
             elif name == "redis":
                 assert stack.redis is not None, "the chaos drill restarts only a private Redis"
                 args = ("restart the private Redis (queued messages lost)", "numeric", stack.redis.kill,

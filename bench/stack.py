@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -99,6 +100,8 @@ class Stack:
         self.numeric_workers, self.code_workers = numeric_workers, code_workers
         self.port = free_port()
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.restarts: list[str] = []
+        self._closing = threading.Event()
 
     @property
     def url(self) -> str:
@@ -158,12 +161,26 @@ class Stack:
         web = self._spawn("web", [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{self.port}",
                                   "-w", "2", "--threads", "4", "--log-level", "warning"])
         wait_until(lambda: port_open(self.port), "web server", 90, web)
+        threading.Thread(target=self._supervise, daemon=True).start()
         time.sleep(3)  # the workers import torch; submissions made meanwhile simply wait on the queue
 
+    def _supervise(self) -> None:
+        """Restart a worker that exited on its own, as docker's `restart: unless-stopped` does (Celery
+        exits on some broker errors, e.g. a Redis restart while it is still starting up)."""
+        while not self._closing.wait(0.5):
+            for lane in ("numeric", "code", "maintenance"):
+                proc = self.procs.get(f"worker-{lane}")
+                if proc is not None and proc.poll() is not None and not self._closing.is_set():
+                    self.restarts.append(lane)
+                    print(f"  supervisor: the {lane} worker exited ({proc.returncode}); restarted", flush=True)
+                    self.start_worker(lane)
+
     def kill_worker(self, lane: str) -> None:
+        """SIGKILL; the supervisor starts a new one."""
         stop(self.procs.get(f"worker-{lane}"), signal.SIGKILL)
 
     def close(self) -> None:
+        self._closing.set()
         for name, proc in list(self.procs.items()):
             stop(proc)
             self.procs.pop(name, None)
