@@ -138,8 +138,11 @@ def database_url() -> str:
 
 
 def service_env(**extra: str) -> dict[str, str]:
+    """What the processes a test starts need, said explicitly: production defaults (DEBUG off),
+    the session's secret key (settings put it in os.environ), static files served from static/."""
     env = dict(os.environ)
-    env.update({"DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings"}, **extra)
+    env.update({"DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0",
+                "SECURE_COOKIES": "0", "WHITENOISE_USE_FINDERS": "1", "LOG_FORMAT": "text"}, **extra)
     return env
 
 
@@ -153,12 +156,15 @@ def grading_queue() -> str:
     return queue
 
 
-def start_worker(queue: str, log_name: str, **extra_env: str) -> subprocess.Popen[bytes]:
+def start_worker(queue: str, log_name: str, *, lanes: tuple[str, ...] = ("", "-code", "-maintenance"),
+                 concurrency: int = 1, pool: str = "prefork", **extra_env: str) -> subprocess.Popen[bytes]:
+    """A worker consuming the lanes of `queue` (grader/fairness.py): all three by default."""
     OUTPUT.mkdir(exist_ok=True)
     log = open(OUTPUT / log_name, "ab")  # noqa: SIM115  (closed with the process)
-    cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", "1",
+    queues = ",".join(f"{queue}{lane}" for lane in lanes)
+    cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "-c", str(concurrency),
            "-n", f"{log_name}-{uuid.uuid4().hex[:6]}@%h",
-           "--pool", "prefork", "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
+           "--pool", pool, "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=service_env(CELERY_QUEUE=queue, **extra_env),
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     _wait_for_log(OUTPUT / log_name, "ready.", proc)
@@ -193,8 +199,12 @@ def stop_process(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="session")
 def worker(django_db_setup: None, grading_queue: str) -> Iterator[subprocess.Popen[bytes]]:
-    proc = start_worker(grading_queue, "worker.log")
+    """The pools of production: numbers/formulas with the sweeper, and code on its own
+    (threads: a code task mostly waits for the sandbox)."""
+    proc = start_worker(grading_queue, "worker.log", lanes=("", "-maintenance"))
+    code = start_worker(grading_queue, "worker-code.log", lanes=("-code",), concurrency=2, pool="threads")
     yield proc
+    stop_process(code)
     stop_process(proc)
 
 

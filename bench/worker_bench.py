@@ -27,6 +27,7 @@ def setup(workdir: Path, queue: str) -> None:
     os.environ.update({"DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}", "CELERY_QUEUE": queue,
                        "DJANGO_SETTINGS_MODULE": "config.settings", "GRADER_RATE_LIMIT": "0",
                        "SANDBOX_SOCKET": str(workdir / "sandbox.sock")})
+    os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(8).hex())  # no built-in key any more
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,19 +12,23 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import envbool, envfloat, envint, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-DEBUG = envbool("DEBUG", True)
+DEBUG = envbool("DEBUG", False)  # off unless a local development run says so (scripts/run.sh --dev)
 TESTING = "pytest" in sys.modules
 
+# No built-in key: every process is given one (make run writes run/secret_key; the test
+# session uses a throw-away key of its own, which conftest passes to the processes it starts).
 SECRET_KEY = envstr("SECRET_KEY", "")
+if not SECRET_KEY and TESTING:  # shared with the worker and web server processes the tests start
+    SECRET_KEY = os.environ["SECRET_KEY"] = "test-session-only-" + os.urandom(16).hex()
 if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
+    raise ImproperlyConfigured("SECRET_KEY must be set (make run generates one in run/secret_key)")
 
 if not DEBUG:  # behind a TLS-terminating proxy in production (see docker-compose.yml)
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = envbool("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", False)
-    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+    # Sent only on HTTPS responses (SecurityMiddleware), so plain-HTTP development is unaffected.
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
     if envbool("TRUST_X_FORWARDED_PROTO", False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
@@ -38,8 +43,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",
+    "csp",
     "assignments",
     "grader",
     "courseops",
@@ -56,7 +62,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "lti.middleware.PlatformFramingMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "grader.headers.ResponseHeadersMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -94,6 +102,17 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses locked-out logins before checking the password
+    "django.contrib.auth.backends.ModelBackend",
+]
+# --- Login throttling (django-axes): every login path and API token auth ------------
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = envfloat("AXES_COOLOFF_HOURS", 0.25)  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_IPWARE_PROXY_COUNT = envint("AXES_PROXY_COUNT", 0)  # set 1 behind one reverse proxy
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -109,6 +128,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_USE_FINDERS = envbool("WHITENOISE_USE_FINDERS", DEBUG)  # serve static/ without collectstatic
 
 # --- Celery / Redis ---------------------------------------------------------
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -131,9 +151,10 @@ GRADER_CATALOG_DIR = BASE_DIR / "assignments" / "catalog"
 GRADER_SWEEP_QUEUED_AFTER = envint("GRADER_SWEEP_QUEUED_AFTER", 30)
 GRADER_SWEEP_RUNNING_AFTER = envint("GRADER_SWEEP_RUNNING_AFTER", 150)
 GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
-GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student and assignment a minute; 0: none
+GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student a minute, all assignments; 0: none
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0)},
+    "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0),
+                                "options": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}-maintenance"}},
 }
 
 # --- Sandbox (see sandbox/ and README "Sandbox") ---------------------------------
@@ -150,11 +171,12 @@ SANDBOX_LIMITS = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "grader.tokens.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["grader.api.parsers.BoundedJSONParser"],  # depth, size, Unicode: 400s
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Autograd grading API",
@@ -177,9 +199,48 @@ LTI_SCORE_RETRIES = envint("LTI_SCORE_RETRIES", 6)
 if not DEBUG and envbool("SECURE_COOKIES", True):  # LMS iframes are third-party: cookies need SameSite=None
     SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
 
-LOGGING = {
+LOGGING = {  # LOG_FORMAT=json (default): one JSON object a line with submission_id (config/structured_logging.py)
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"submission": {"()": "config.structured_logging.SubmissionFilter"}},
+    "formatters": {"json": {"()": "config.structured_logging.JsonFormatter"},
+                   "text": {"format": "%(asctime)s %(levelname)s %(name)s [submission %(submission_id)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["submission"],
+                             "formatter": envstr("LOG_FORMAT", "json")}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
 }
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too
+
+# --- Headers: CSP, framing, caching (see grader/headers.py) ------------------------
+# Origins allowed to frame the pages (an LMS embedding assignments over LTI): a list of
+# CSP sources, e.g. ["'self'", "https://lms.example.edu"]. The LTI app may extend it with
+# its registered platforms' origins; "'self'" alone otherwise.
+CSP_FRAME_ANCESTORS = [o for o in envstr("CSP_FRAME_ANCESTORS", "'self'").split(",") if o]
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],  # no inline scripts anywhere: JavaScript lives in static/js
+        "style-src": ["'self'", "'unsafe-inline'"],  # KaTeX positions glyphs with style attributes
+        "img-src": ["'self'", "data:"],  # instructor Markdown cannot load off-site images (tracking)
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        # frame-ancestors: CSP_FRAME_ANCESTORS (+ GRADER_FRAME_ANCESTORS_HOOK), set per response
+    },
+}
+# A dotted path to a callable(request) -> list of origins allowed to frame this response too,
+# by default the LTI app's registered platforms. Empty: CSP_FRAME_ANCESTORS only.
+GRADER_FRAME_ANCESTORS_HOOK = envstr("GRADER_FRAME_ANCESTORS_HOOK", "lti.framing.platform_frame_origins")
+SILENCED_SYSTEM_CHECKS = ["csp.E001"]  # CSP_FRAME_ANCESTORS is ours (read by grader/headers.py), not django-csp 3's
+X_FRAME_OPTIONS = "SAMEORIGIN"  # browsers that know CSP follow frame-ancestors instead
+GRADER_PRIVATE_CACHE_PREFIXES = ("/api/", "/submissions/", "/assignments/", "/admin/", "/metrics")
+METRICS_TOKEN = envstr("METRICS_TOKEN", "")
+METRICS_ALLOWED_IPS = [ip for ip in envstr("METRICS_ALLOWED_IPS", "").split(",") if ip]
+GRADER_TOKEN_DAYS = envint("GRADER_TOKEN_DAYS", 90)  # API tokens expire after this many days
+# --- Fairness (grader/fairness.py) -------------------------------------------------
+GRADER_CODE_IN_FLIGHT = envint("GRADER_CODE_IN_FLIGHT", 1)  # a student's code submissions on the code queue
+GRADER_SANDBOX_BUDGET_SECONDS = envfloat("GRADER_SANDBOX_BUDGET_SECONDS", 120.0)  # per student per window; 0: none
+GRADER_SANDBOX_BUDGET_WINDOW = envint("GRADER_SANDBOX_BUDGET_WINDOW", 600)  # seconds
+CELERY_TASK_ROUTES = {"grader.sweep_submissions": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}-maintenance"}}

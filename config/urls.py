@@ -3,10 +3,13 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 
+from grader.metrics_view import metrics
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("grader.api.urls")),
     path("staff/", include("assignments.urls")),
     path("lti/", include("lti.urls")),
+    path("metrics", metrics, name="metrics"),
     path("", include("grader.urls")),
 ]

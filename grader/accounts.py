@@ -7,10 +7,10 @@ import re
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
 from assignments.models import Course
 from assignments.services import membership_set
+from grader.tokens import token_create
 
 USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
 
@@ -29,5 +29,5 @@ def user_create(
     # Course roles are memberships; Django staff (the admin) is for operators only.
     user.save()
     membership_set(user=user, course=course, role=role)
-    token = Token.objects.get_or_create(user=user)[0].key if with_token else None
+    token = token_create(user=user) if with_token else None  # stored hashed, shown once
     return user, token

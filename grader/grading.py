@@ -26,6 +26,7 @@ from chainrule.picture_labels import Reveal
 from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
 from grader.code_parts import MAX_CODE_CHARS, code_parts_diagnoses
+from grader.code_syntax import code_syntax_problem
 from grader.formula_check import formula_equivalence_check
 from grader.variants import variant_points
 
@@ -94,12 +95,9 @@ def _check_code(source: str) -> None:
         raise AnswerError("The code is empty.")
     if len(source) > MAX_CODE_CHARS:
         raise AnswerError(f"The code is longer than {MAX_CODE_CHARS} characters.")
-    try:
-        compile(source, "<student>", "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        raise AnswerError(f"Syntax error on line {exc.lineno}: {exc.msg}.") from None
-    except ValueError:
-        raise AnswerError("The code contains a NUL character.") from None
+    problem = code_syntax_problem(source)  # bounded cost: this runs in the web process
+    if problem:
+        raise AnswerError(problem)
 
 
 def answers_grade(

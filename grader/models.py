@@ -29,10 +29,14 @@ class Submission(models.Model):
     enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     graded_at = models.DateTimeField(null=True, blank=True)
+    # Fairness (grader/fairness.py): code submissions run on their own queue; a student's code
+    # beyond GRADER_CODE_IN_FLIGHT waits here with no enqueued_at ("held") until released.
+    lane = models.CharField(max_length=8, default="numeric", help_text="numeric (numbers, formulas) or code")
+    sandbox_seconds = models.FloatField(default=0.0, help_text="Wall time its code grading took")
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["student", "assignment"])]
+        indexes = [models.Index(fields=["student", "assignment"]), models.Index(fields=["student", "lane", "status"])]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.assignment.slug} by {self.student} ({self.status})"
@@ -48,3 +52,8 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.score:g}/{self.max_score:g} for #{self.submission_id}"
+
+
+from grader.tokens import ApiToken  # noqa: E402  (registered with the grader app)
+
+__all__ = ["ApiToken", "Result", "Submission"]

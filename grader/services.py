@@ -6,6 +6,7 @@ Preconditions are stated per function. Every write a user sees goes through here
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping
 from datetime import timedelta
@@ -17,6 +18,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from assignments.models import Assignment, Membership, Variant
+from grader.fairness import CODE, NUMERIC, held_release, lane_of, queue_name, students_with_held
 from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
 from grader.policy import PolicyError, RateLimited, _now, attempts_left, extra_attempts, window_at
@@ -31,7 +33,7 @@ MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an inf
 def submission_create(
     *, student: AbstractBaseUser, assignment: Assignment, answers: Mapping[str, Any], code: Mapping[str, Any]
 ) -> Submission:
-    """Validate, store as queued and enqueue grading after commit.
+    """Validate, store as queued and enqueue grading after commit (code: held until a slot is free).
 
     Raises AnswerErrors (unreadable answers, no attempt used) or PolicyError.
     """
@@ -48,11 +50,16 @@ def submission_create(
         if attempts_left(assignment=assignment, used=used, extra=extra) == 0:
             raise PolicyError(f"You have used all {(assignment.max_attempts or 0) + extra} attempts.")
         _check_rate(student=student, assignment=assignment)
+        lane = lane_of(code=code)
         submission = Submission.objects.create(
             student=student, assignment=assignment, variant=variant, answers=dict(answers), code=dict(code),
-            attempt=used + 1, enqueued_at=_now(),
+            attempt=used + 1, lane=lane, enqueued_at=_now() if lane == NUMERIC else None,
         )
-        transaction.on_commit(lambda: _enqueue(submission.id))
+        if lane == NUMERIC:
+            transaction.on_commit(lambda: _enqueue(submission.id, NUMERIC))
+        else:
+            transaction.on_commit(lambda: _release(student.pk))
+    log.info("submission created", extra={"submission_id": submission.id, "lane": lane})
     return submission
 
 
@@ -64,11 +71,18 @@ def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> No
 
 
 def _check_rate(*, student: AbstractBaseUser, assignment: Assignment) -> None:
-    """At most GRADER_RATE_LIMIT submissions per student and assignment per minute (0: no limit)."""
-    limit = assignment.rate_limit if assignment.rate_limit is not None else settings.GRADER_RATE_LIMIT
-    recent = Submission.objects.filter(student=student, assignment=assignment,
-                                       created_at__gte=_now() - timedelta(minutes=1))
+    """At most GRADER_RATE_LIMIT submissions per student per minute over all assignments, and at most the
+    assignment's own rate limit on it when it sets one (0: no limit)."""
+    since = _now() - timedelta(minutes=1)
+    recent = Submission.objects.filter(student=student, created_at__gte=since)
+    limit = settings.GRADER_RATE_LIMIT
+    if assignment.rate_limit is not None and (not limit or recent.count() < limit):
+        limit = assignment.rate_limit
+        recent = recent.filter(assignment=assignment)
     if limit and recent.count() >= limit:
+        from grader.metrics import throttled_count
+
+        throttled_count(reason="rate")
         raise RateLimited(f"Too many submissions: at most {limit} a minute. Wait a little and submit again.")
 
 
@@ -76,13 +90,22 @@ def attempts_used(*, student: AbstractBaseUser, assignment: Assignment) -> int:
     return Submission.objects.filter(student=student, assignment=assignment, attempt__isnull=False).count()
 
 
-def _enqueue(submission_id: int) -> None:
+def _enqueue(submission_id: int, lane: str) -> None:
     from grader.tasks import grade_submission
 
     try:
-        grade_submission.delay(submission_id)
+        grade_submission.apply_async(args=[submission_id], queue=queue_name(lane=lane))
     except Exception:  # broker down: the row stays queued and the sweeper re-enqueues it
-        log.exception("could not enqueue submission %s; the sweeper will retry", submission_id)
+        log.exception("could not enqueue submission %s; the sweeper will retry", submission_id,
+                      extra={"submission_id": submission_id})
+
+
+def _release(student_id: int) -> list[int]:
+    try:
+        return held_release(student_id=student_id, enqueue=_enqueue)
+    except Exception:  # the sweeper releases them later; never fail the request or the task for it
+        log.exception("could not release held code submissions of student %s", student_id)
+        return []
 
 
 def submission_claim(*, submission_id: int) -> uuid.UUID | None:
@@ -101,16 +124,25 @@ def submission_grade(*, submission_id: int) -> None:
         log.info("submission %s is not queued (graded or claimed elsewhere); skipping", submission_id)
         return
     submission = Submission.objects.select_related("assignment", "variant").get(id=submission_id)
+    started = time.monotonic()
     try:
-        graded, variant = _graded(submission=submission)
-    except ReferenceError as exc:
-        _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
-        return
-    except Exception:  # a bug must not loop through the sweeper forever; no attempt is charged
-        log.exception("grading submission %s failed", submission_id)
-        _finish_error(submission_id=submission_id, token=token, reason="internal grading error (logged)")
-        return
-    _finish_graded(submission=submission, token=token, graded=graded, variant=variant)
+        try:
+            graded, variant = _graded(submission=submission)
+        except ReferenceError as exc:
+            if str(exc).startswith("sandbox unavailable") and submission.deliveries < MAX_DELIVERIES:
+                _requeue_later(submission=submission, token=token)  # a sandbox restart is not the student's loss
+                return
+            _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
+            return
+        except Exception:  # a bug must not loop through the sweeper forever; no attempt is charged
+            log.exception("grading submission %s failed", submission_id)
+            _finish_error(submission_id=submission_id, token=token, reason="internal grading error (logged)")
+            return
+        _finish_graded(submission=submission, token=token, graded=graded, variant=variant)
+    finally:
+        if submission.lane == CODE:  # its time counts against the student's budget; free its slot
+            Submission.objects.filter(id=submission_id).update(sandbox_seconds=time.monotonic() - started)
+            _release(submission.student_id)
 
 
 def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
@@ -151,8 +183,38 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
             return  # the sweeper handed the row to another run; its result wins
         if not Result.objects.filter(submission_id=submission.id).update(**fields):  # idempotent rewrite
             Result.objects.create(submission_id=submission.id, **fields)
-        owned.update(status=Submission.Status.GRADED, graded_at=_now(), variant=variant)  # the one graded with
+        graded_at = _now()
+        owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant)  # the one graded with
         transaction.on_commit(lambda: lti_score_publish_later(submission_id=submission.id))  # LMS gradebook (AGS)
+    _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
+
+
+def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:
+    from grader.metrics import counter_increment, latency_observe
+
+    latency_observe(lane=submission.lane, seconds=seconds)
+    for key in submission.code:
+        if key in graded.diagnoses:
+            counter_increment(name="sandbox_outcomes", label=graded.diagnoses[key].kind)
+    log.info("submission graded", extra={"submission_id": submission.id, "lane": submission.lane,
+                                         "seconds": round(seconds, 4)})
+
+
+def _requeue_later(*, submission: Submission, token: uuid.UUID) -> None:
+    """Give the row back (queued, unclaimed) and try again in 5, 10, 15, 20 s (a sandbox restart under
+    load takes tens of seconds); the sweeper is the safety net."""
+    from grader.tasks import grade_submission
+
+    delay_s = min(5.0 * submission.deliveries, 30.0)
+
+    if Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING).update(
+            status=Submission.Status.QUEUED, claim=None, enqueued_at=_now()):
+        log.warning("sandbox unavailable; submission requeued", extra={"submission_id": submission.id})
+        try:
+            grade_submission.apply_async(args=[submission.id], queue=queue_name(lane=submission.lane),
+                                         countdown=delay_s)
+        except Exception:
+            log.exception("could not requeue submission %s; the sweeper will", submission.id)
 
 
 def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:
@@ -176,15 +238,16 @@ def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> l
         error_reason=f"grading started {MAX_DELIVERIES} times without finishing",
     )
     stale.update(status=Submission.Status.QUEUED, claim=None)
-    queued = Submission.objects.filter(
-        Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=now - queued_after) | Q(id__in=running_ids),
+    queued = Submission.objects.filter(  # held code rows (no enqueued_at) are released below instead
+        Q(enqueued_at__isnull=True, lane=NUMERIC) | Q(enqueued_at__lt=now - queued_after) | Q(id__in=running_ids),
         status=Submission.Status.QUEUED,
     )
-    ids = sorted(queued.values_list("id", flat=True)[:500])
-    Submission.objects.filter(id__in=ids).update(enqueued_at=now)
-    for submission_id in ids:
-        _enqueue(submission_id)
-    return ids
+    rows = sorted(queued.values_list("id", "lane")[:500])
+    Submission.objects.filter(id__in=[submission_id for submission_id, _ in rows]).update(enqueued_at=now)
+    for submission_id, lane in rows:
+        _enqueue(submission_id, lane)
+    released = [submission_id for student_id in students_with_held() for submission_id in _release(student_id)]
+    return [submission_id for submission_id, _ in rows] + released
 
 
 def sweep_defaults() -> dict[str, timedelta]:
@@ -192,3 +255,11 @@ def sweep_defaults() -> dict[str, timedelta]:
         "queued_after": timedelta(seconds=settings.GRADER_SWEEP_QUEUED_AFTER),
         "running_after": timedelta(seconds=settings.GRADER_SWEEP_RUNNING_AFTER),
     }
+
+
+BENCH_NOOP = "bench no-op round trip"
+
+
+def bench_noop_finish(*, submission_id: int) -> None:
+    Submission.objects.filter(id=submission_id, status=Submission.Status.ERROR, error_reason=BENCH_NOOP).update(
+        graded_at=_now())

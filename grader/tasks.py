@@ -5,7 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from grader.services import submission_grade, submissions_sweep, sweep_defaults
+from config.structured_logging import submission_context
+from grader.services import bench_noop_finish, submission_grade, submissions_sweep, sweep_defaults
 
 
 @shared_task(
@@ -16,9 +17,19 @@ from grader.services import submission_grade, submissions_sweep, sweep_defaults
     time_limit=settings.GRADER_TASK_TIME_LIMIT,
 )
 def grade_submission(submission_id: int) -> None:
-    submission_grade(submission_id=submission_id)
+    """Routed per call to the lane's queue (grader/fairness.py); every line it logs names the submission."""
+    with submission_context(submission_id):
+        submission_grade(submission_id=submission_id)
 
 
 @shared_task(name="grader.sweep_submissions", time_limit=60)
 def sweep_submissions() -> int:
+    """On the maintenance queue (CELERY_TASK_ROUTES), so no grading backlog delays it."""
     return len(submissions_sweep(**sweep_defaults()))
+
+
+@shared_task(name="grader.bench_noop", acks_late=True)
+def bench_noop(submission_id: int) -> None:
+    """The benchmarks' floor: the same broker hop and one database write, no grading. Touches only
+    rows the bench created for it (status error, reason BENCH_NOOP), never a real submission."""
+    bench_noop_finish(submission_id=submission_id)

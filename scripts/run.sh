@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# `make run`: migrate, load the catalog, create demo accounts, start Redis (if none
-# answers at REDIS_URL), the sandbox server, a Celery worker with beat, and serve http://127.0.0.1:8000.
+# `make run`: a local development run of the production stack: migrate, load the catalog,
+# create demo accounts, start Redis (if none answers at REDIS_URL), the sandbox server, one
+# Celery pool per lane with beat, and gunicorn on http://127.0.0.1:${PORT:-8000} with DEBUG off.
 # Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=config.settings
+# Production defaults (DEBUG off), said explicitly, with what a local run over plain HTTP needs.
+export DEBUG=0 SECURE_COOKIES=0
+[ -s run/secret_key ] 2>/dev/null || { mkdir -p run; (umask 077; .venv/bin/python -c \
+  "import secrets; print(secrets.token_urlsafe(50))" >run/secret_key); }
+export SECRET_KEY="${SECRET_KEY:-$(cat run/secret_key)}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 mkdir -p run
 pids=()
@@ -29,16 +35,26 @@ $PY manage.py load_assignments
 $PY manage.py create_user student --role student --password student-demo
 $PY manage.py create_user instructor --role instructor --password instructor-demo
 
-$PY -m celery -A config worker --beat -c "$(nproc)" --loglevel INFO \
-    --schedule run/celerybeat-schedule >run/worker.log 2>&1 &
+# One pool per lane (grader/fairness.py): numbers and formulas; code (threads: a code task
+# mostly waits for the sandbox); the sweeper with beat. A flood in one never delays another.
+queue="${CELERY_QUEUE:-grading}"
+$PY -m celery -A config worker -Q "$queue" -c "$(nproc)" -n "numeric@%h" --loglevel INFO >run/worker.log 2>&1 &
+pids+=($!)
+$PY -m celery -A config worker -Q "$queue-code" -c "${CODE_WORKERS:-2}" --pool threads -n "code@%h" \
+    --loglevel INFO >run/worker-code.log 2>&1 &
+pids+=($!)
+$PY -m celery -A config worker -Q "$queue-maintenance" -c 1 -n "maintenance@%h" --beat \
+    --schedule run/celerybeat-schedule --loglevel INFO >run/worker-maintenance.log 2>&1 &
 pids+=($!)
 
+port="${PORT:-8000}"
 cat <<MSG
 
-  Autograd grader on http://127.0.0.1:8000
+  Autograd grader on http://127.0.0.1:$port  (gunicorn, DEBUG off)
+  LOCAL DEVELOPMENT RUN: plain HTTP (secure cookies off), secret key in run/secret_key.
   demo logins: student / student-demo    instructor / instructor-demo
-  logs: run/worker.log run/sandbox.log
+  logs: run/web.log run/worker*.log run/sandbox.log
 
 MSG
 printf '%s\n' "${pids[@]}" >run/services.pids
-$PY manage.py runserver 127.0.0.1:8000
+.venv/bin/gunicorn config.wsgi -b "127.0.0.1:$port" -w "${WEB_WORKERS:-2}" --access-logfile - 2>&1 | tee -a run/web.log

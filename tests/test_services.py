@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def no_broker(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     enqueued: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", enqueued.append)
+    monkeypatch.setattr(services, "_enqueue", lambda submission_id, lane="numeric": enqueued.append(submission_id))
     return enqueued
 
 

@@ -73,7 +73,7 @@ def test_the_assignment_page_has_the_statement_and_one_labelled_input_per_part(s
         assert f'<label for="{dom_id}"><code>{key}</code>' in html
         assert re.search(rf'<input[^>]*name="{re.escape(key)}"[^>]*aria-describedby="{dom_id}-help"', html) or \
             re.search(rf'<input[^>]*aria-describedby="{dom_id}-help"[^>]*name="{re.escape(key)}"', html)
-    assert "<code>1/2</code>" in html and "<code>[2, 4, 6]</code>" in html and "<code>None</code>" in html
+    assert "<code>3/8</code>" in html and "<code>[0.5, -1, 2.5]</code>" in html  # formats, not seed answers
     assert "their contributions add" in html  # the part's own hint
     assert 'aria-live="polite"' in html and 'hx-post="/assignments/visual-walkthrough/"' in html
     assert "/static/vendor/htmx/htmx.min.js" in html and "/static/vendor/katex/katex.min.js" in html

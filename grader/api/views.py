@@ -9,12 +9,12 @@ from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from grader.api.parsers import BoundedJSONParser
 from grader.api.serializers import (
     AssignmentDetailSerializer,
     AssignmentSummarySerializer,
@@ -77,7 +77,7 @@ class AssignmentDetail(APIView):
 
 
 class SubmissionCollection(APIView):
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
 
     @extend_schema(responses=SubmissionSerializer(many=True), parameters=STAFF_FILTERS,
                    summary="My submissions to this assignment; for its course's staff, everyone's (filterable)")

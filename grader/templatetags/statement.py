@@ -52,10 +52,26 @@ def _render_math(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> st
     return escapeHtml(tokens[idx].content)
 
 
+def _same_site(src: str) -> bool:
+    """A path on this site (`/static/…`); never another host (`//host`, `https:`, `data:`)."""
+    return src.startswith("/") and not src.startswith("//") and "\\" not in src
+
+
+def _render_image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """Images only from the site itself: an off-site image would track who reads the statement."""
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    src = str(token.attrGet("src") or "")
+    if not _same_site(src):
+        return f'<span class="image-refused">[image not shown: {escapeHtml(alt or "off-site image")}]</span>'
+    return f'<img src="{escapeHtml(src)}" alt="{escapeHtml(alt)}">'
+
+
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.inline.ruler.before("escape", "math_inline", _math_rule)
     md.add_render_rule("math_inline", _render_math)
+    md.add_render_rule("image", _render_image)
     return md
 
 

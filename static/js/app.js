@@ -1,4 +1,4 @@
-// Typesets $…$ math with KaTeX in every piece of the page htmx inserts (and the page itself),
+// Typesets $…$ math with KaTeX in the .math blocks of every piece htmx inserts (and the page itself),
 // moves keyboard focus to the first field the server marked invalid, and to a result once graded.
 (function () {
   "use strict";
@@ -11,10 +11,20 @@
     throwOnError: false,
   };
 
+  // Only instructor-authored text marked class="math" (statement, prompt, hint) is typeset.
+  // Everything else - answers, diagnoses quoting a student's exception message, history -
+  // is student-controlled and must never become KaTeX (a 2000 px box, a fake "correct").
   function typeset(root) {
-    if (window.renderMathInElement) {
-      window.renderMathInElement(root, MATH);
+    if (!window.renderMathInElement || !root.querySelectorAll) {
+      return;
     }
+    var blocks = Array.prototype.slice.call(root.querySelectorAll(".math"));
+    if (root.classList && root.classList.contains("math")) {
+      blocks.push(root);
+    }
+    blocks.forEach(function (block) {
+      window.renderMathInElement(block, MATH);
+    });
   }
 
   // After a refused post (400) the form was replaced; keyboard users land on the field to fix.

@@ -1,0 +1,65 @@
+"""A JSON parser whose failures are 400s: bounded size and depth, valid Unicode only.
+
+The stock parser lets `json.loads` raise RecursionError on a body nested 100,000 deep,
+and accepts lone surrogates (`"\\ud800"`) that no database can store: both were 500s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import IO, Any
+
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+MAX_BODY_BYTES = 2 * 1024 * 1024  # 50 code parts of 20,000 characters fit, with room for escapes
+MAX_DEPTH = 8  # the submission body is {"answers": {key: text}, "code": {key: source}}
+
+
+class BoundedJSONParser(JSONParser):
+    def parse(self, stream: IO[bytes] | None, media_type: str | None = None,
+              parser_context: Mapping[str, Any] | None = None) -> Any:
+        raw = stream.read(MAX_BODY_BYTES + 1) if stream is not None else b""
+        if len(raw) > MAX_BODY_BYTES:
+            raise ParseError(f"The request body is larger than {MAX_BODY_BYTES // 1024} KiB.")
+        try:
+            data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        except UnicodeDecodeError:
+            raise ParseError("The request body is not UTF-8.") from None
+        except RecursionError:
+            raise ParseError(f"The JSON is nested too deeply (at most {MAX_DEPTH} levels).") from None
+        except ValueError as exc:
+            raise ParseError(f"The request body is not valid JSON: {exc}") from None
+        json_problem = _shape_problem(data)
+        if json_problem:
+            raise ParseError(json_problem)
+        return data
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _shape_problem(data: Any) -> str | None:
+    """Depth beyond MAX_DEPTH or a string (key or value) that is not valid Unicode; walked
+    without recursion, in time linear in the (bounded) body."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                return f"The JSON is nested too deeply (at most {MAX_DEPTH} levels)."
+            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+            pending.extend((item, depth + 1) for item in items)
+        elif isinstance(value, str) and not _is_unicode(value):
+            return "The JSON contains a lone surrogate (such as \\ud800), which is not valid Unicode text."
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

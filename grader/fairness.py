@@ -1,0 +1,82 @@
+"""Fair shares of the grading capacity: lanes, held code submissions, sandbox budgets.
+
+- Numbers and formulas are graded on the default queue, code on `<queue>-code`, the sweeper
+  on `<queue>-maintenance`, each by its own worker pool: a flood of slow code never delays
+  a numeric answer or the sweeper.
+- A student has at most GRADER_CODE_IN_FLIGHT code submissions on the code queue; the rest
+  wait in the database ("held": queued with no enqueued_at) and are released, oldest first,
+  when an earlier one finishes (by the finishing task) or by the sweeper. Nothing is dropped.
+- Code grading time is budgeted per student: past GRADER_SANDBOX_BUDGET_SECONDS within the
+  last GRADER_SANDBOX_BUDGET_WINDOW seconds, held submissions wait for the window to move.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Sum
+
+from grader.models import Submission
+from grader.policy import _now
+
+log = logging.getLogger(__name__)
+NUMERIC, CODE, MAINTENANCE = "numeric", "code", "maintenance"
+ACTIVE = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+
+
+def lane_of(*, code: object) -> str:
+    return CODE if code else NUMERIC
+
+
+def queue_name(*, lane: str) -> str:
+    """The Celery queue of a lane, derived from the default queue (tests use one of their own)."""
+    from config.celery_app import app
+
+    base: str = app.conf.task_default_queue
+    return base if lane == NUMERIC else f"{base}-{lane}"
+
+
+def sandbox_seconds_spent(*, student_id: int) -> float:
+    since = _now() - timedelta(seconds=settings.GRADER_SANDBOX_BUDGET_WINDOW)
+    spent = Submission.objects.filter(student_id=student_id, lane=CODE, graded_at__gte=since).aggregate(
+        total=Sum("sandbox_seconds"))["total"]
+    return float(spent or 0.0)
+
+
+def code_in_flight(*, student_id: int) -> int:
+    return Submission.objects.filter(student_id=student_id, lane=CODE, status__in=ACTIVE,
+                                     enqueued_at__isnull=False).count()
+
+
+def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> list[int]:
+    """Release the student's oldest held code submissions into the free slots; returns their ids.
+
+    Each release is a conditional update, so two releasers never enqueue the same row.
+    """
+    slots = settings.GRADER_CODE_IN_FLIGHT - code_in_flight(student_id=student_id)
+    if slots <= 0:
+        return []
+    budget = settings.GRADER_SANDBOX_BUDGET_SECONDS
+    if budget and sandbox_seconds_spent(student_id=student_id) >= budget:
+        log.info("student %s is over the sandbox budget; held code waits", student_id)
+        from grader.metrics import throttled_count
+
+        throttled_count(reason="budget")
+        return []
+    held = Submission.objects.filter(student_id=student_id, lane=CODE, status=Submission.Status.QUEUED,
+                                     enqueued_at__isnull=True).order_by("id").values_list("id", flat=True)
+    released = []
+    for submission_id in list(held[:slots]):
+        if Submission.objects.filter(id=submission_id, enqueued_at__isnull=True,
+                                     status=Submission.Status.QUEUED).update(enqueued_at=_now()):
+            enqueue(submission_id, CODE)
+            released.append(submission_id)
+    return released
+
+
+def students_with_held() -> list[int]:
+    rows = Submission.objects.filter(lane=CODE, status=Submission.Status.QUEUED, enqueued_at__isnull=True)
+    return sorted(set(rows.values_list("student_id", flat=True)[:5000]))

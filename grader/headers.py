@@ -1,0 +1,49 @@
+"""Response headers every page and API answer gets: no caching of student work, and who
+may frame the pages (an LMS over LTI)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import cache
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.utils.module_loading import import_string
+
+PRIVATE = "private, no-store"
+
+
+@cache
+def _hook(path: str) -> Callable[[HttpRequest], Iterable[str]] | None:
+    return import_string(path) if path else None
+
+
+def frame_ancestors(request: HttpRequest) -> list[str]:
+    """CSP_FRAME_ANCESTORS plus what GRADER_FRAME_ANCESTORS_HOOK(request) adds, without repeats."""
+    origins = list(settings.CSP_FRAME_ANCESTORS) or ["'self'"]
+    hook = _hook(settings.GRADER_FRAME_ANCESTORS_HOOK)
+    if hook is not None:
+        origins += [origin for origin in hook(request) if origin not in origins]
+    return origins
+
+
+class ResponseHeadersMiddleware:
+    """`Cache-Control: private, no-store` on everything but static files, unless a view already
+    forbade storing (never_cache): pages, fragments, API answers and graph pictures carry a
+    student's work, and neither a proxy nor the browser's disk may keep them. Also hands
+    django-csp (listed before this middleware) the frame-ancestors of this response."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.static_prefix = "/" + settings.STATIC_URL.lstrip("/")
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.path.startswith(self.static_prefix):
+            return response
+        if "no-store" not in response.get("Cache-Control", ""):
+            response["Cache-Control"] = PRIVATE
+        replace = dict(getattr(response, "_csp_replace", None) or {})
+        replace.setdefault("frame-ancestors", frame_ancestors(request))
+        response._csp_replace = replace
+        return response

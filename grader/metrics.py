@@ -1,0 +1,88 @@
+"""Prometheus metrics shared by every process: counters live in Redis (the broker), so the
+web server's `/metrics` sees what the workers counted. Counting never fails a request or a
+task: a Redis error only loses that increment."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+_clients: dict[str, Any] = {}
+
+
+def _redis() -> Any:
+    """One client (and connection pool) per broker URL and process."""
+    import redis
+
+    url = settings.CELERY_BROKER_URL
+    if url not in _clients:
+        _clients[url] = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    return _clients[url]
+
+
+def _prefix() -> str:
+    from config.celery_app import app
+
+    return f"metrics:{app.conf.task_default_queue}"
+
+
+def latency_observe(*, lane: str, seconds: float) -> None:
+    """Submit → graded time of one submission of a lane (numeric or code)."""
+    key = f"{_prefix()}:latency:{lane}"
+    try:
+        bucket = next((f"in:{bound}" for bound in BUCKETS if seconds <= bound), "in:inf")  # summed when read
+        _redis().pipeline(transaction=False).hincrby(key, bucket, 1).hincrby(key, "count", 1).hincrbyfloat(
+            key, "sum", seconds).execute()
+    except Exception:
+        log.warning("metrics: could not record latency", exc_info=True)
+
+
+def counter_increment(*, name: str, label: str) -> None:
+    try:
+        _redis().hincrby(f"{_prefix()}:{name}", label, 1)
+    except Exception:
+        log.warning("metrics: could not count %s", name, exc_info=True)
+
+
+def throttled_count(*, reason: str) -> None:
+    counter_increment(name="throttled", label=reason)
+
+
+def metrics_text() -> str:
+    """The Prometheus text exposition of every metric."""
+    from grader.fairness import CODE, MAINTENANCE, NUMERIC, queue_name
+    from grader.models import Submission
+
+    lines: list[str] = []
+    client = _redis()
+    lines += ["# HELP grader_queue_depth Messages waiting on each Celery queue.", "# TYPE grader_queue_depth gauge"]
+    for lane in (NUMERIC, CODE, MAINTENANCE):
+        queue = queue_name(lane=lane)
+        lines.append(f'grader_queue_depth{{queue="{queue}",lane="{lane}"}} {client.llen(queue)}')
+    held = Submission.objects.filter(lane=CODE, status=Submission.Status.QUEUED, enqueued_at__isnull=True).count()
+    lines += ["# HELP grader_held_submissions Code submissions waiting in the database for a free slot.",
+              "# TYPE grader_held_submissions gauge", f"grader_held_submissions {held}"]
+    lines += ["# HELP grader_latency_seconds Submit to graded, per lane.", "# TYPE grader_latency_seconds histogram"]
+    for lane in (NUMERIC, CODE):
+        data = {k.decode(): v.decode() for k, v in client.hgetall(f"{_prefix()}:latency:{lane}").items()}
+        cumulative = 0
+        for bound in BUCKETS:
+            cumulative += int(data.get(f"in:{bound}", 0))
+            lines.append(f'grader_latency_seconds_bucket{{lane="{lane}",le="{bound}"}} {cumulative}')
+        lines.append(f'grader_latency_seconds_bucket{{lane="{lane}",le="+Inf"}} {data.get("count", 0)}')
+        lines.append(f'grader_latency_seconds_sum{{lane="{lane}"}} {data.get("sum", 0)}')
+        lines.append(f'grader_latency_seconds_count{{lane="{lane}"}} {data.get("count", 0)}')
+    for name, label, help_text in (
+        ("sandbox_outcomes", "outcome", "Code parts graded, by the diagnosis kind the sandbox run led to."),
+        ("throttled", "reason", "Refused or delayed work: rate (429), held (code waits), budget (sandbox time)."),
+    ):
+        lines += [f"# HELP grader_{name}_total {help_text}", f"# TYPE grader_{name}_total counter"]
+        for key, value in sorted(client.hgetall(f"{_prefix()}:{name}").items()):
+            lines.append(f'grader_{name}_total{{{label}="{key.decode()}"}} {value.decode()}')
+    return "\n".join(lines) + "\n"

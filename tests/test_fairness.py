@@ -1,0 +1,120 @@
+"""One student cannot stall the service (issue 9 item 2), against the real worker pools,
+Redis and the sandbox: a flood of looping code waits in the database while another
+student's numbers and code are graded."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from assignments.models import Assignment
+from conftest import Person
+from grader import fairness, services
+from grader.models import Submission
+from grader.policy import RateLimited
+from tests.drills import wait_graded
+
+LOOP = "def grad_z(x, y):\n    while True:\n        pass\n"
+RIGHT = "def grad_z(x, y):\n    return y + 2 * x, x\n"
+
+
+def _create(person: Person, *, answers: dict[str, str] | None = None, code: dict[str, str] | None = None,
+            slug: str = "visual-walkthrough") -> Submission:
+    return services.submission_create(student=person.user, assignment=Assignment.objects.get(slug=slug),
+                                      answers=answers or {}, code=code or {})
+
+
+def _unfinished(ids: list[int]) -> int:
+    return Submission.objects.filter(id__in=ids, status__in=["queued", "running"]).count()
+
+
+@pytest.mark.integration
+def test_a_flood_of_looping_code_does_not_delay_another_student(
+    live_db: None, worker: Any, student: Person, other_student: Person
+) -> None:
+    flood = [_create(student, code={"grad_z": LOOP}).id for _ in range(30)]
+    try:
+        time.sleep(0.3)
+        held = Submission.objects.filter(id__in=flood, enqueued_at__isnull=True).count()
+        assert held >= 29  # one code job of this student in flight; the rest wait in the database
+
+        started = time.monotonic()
+        numeric = _create(other_student, answers={"x.grad": "7"})
+        [graded] = wait_graded([numeric.id], timeout=30)
+        numeric_seconds = time.monotonic() - started
+        assert graded.result.score == 1.0
+        assert _unfinished(flood) >= 28, "the other student's number waited for the flood"
+
+        started = time.monotonic()
+        code = _create(other_student, code={"grad_z": RIGHT})
+        [graded] = wait_graded([code.id], timeout=30)
+        code_seconds = time.monotonic() - started
+        assert graded.result.score == 2.0
+        assert _unfinished(flood) >= 27, "the other student's code waited for the flood"
+        print(f"\nwhile 30 loops are queued: numeric graded in {numeric_seconds:.2f} s, code in {code_seconds:.2f} s")
+
+        # The finishing task releases the next held one: the flood advances, one job at a time.
+        deadline = time.monotonic() + 40
+        most_in_flight = 0
+        while time.monotonic() < deadline and not (
+                _unfinished(flood) <= 29 and fairness.code_in_flight(student_id=student.user.pk) == 1):
+            most_in_flight = max(most_in_flight, fairness.code_in_flight(student_id=student.user.pk))
+            time.sleep(0.1)
+        assert _unfinished(flood) <= 29 and most_in_flight <= 1
+        assert Submission.objects.filter(id__in=flood, enqueued_at__isnull=True).count() <= 28  # the next one went
+        graded_loop = Submission.objects.filter(id__in=flood, status="graded").select_related("result").first()
+        assert graded_loop is not None
+        [part] = [p for p in graded_loop.result.document["parts"] if p["part"] == "grad_z"]
+        assert part["correct"] is False  # the loop was stopped and graded as the student's timeout
+    finally:  # the rest of the flood is not this session's business: take it off the lane
+        Submission.objects.filter(id__in=flood, enqueued_at__isnull=True).update(
+            status="error", error_reason="cancelled by the test", attempt=None)
+
+
+@pytest.mark.django_db
+def test_held_code_is_released_oldest_first_into_free_slots(student: Person, settings: Any) -> None:
+    settings.GRADER_CODE_IN_FLIGHT = 2
+    enqueued: list[int] = []
+    ids = [_create(student, code={"grad_z": RIGHT}).id for _ in range(4)]  # no on_commit: all held
+    assert fairness.held_release(student_id=student.user.pk, enqueue=lambda i, lane: enqueued.append(i)) == ids[:2]
+    assert fairness.held_release(student_id=student.user.pk, enqueue=lambda i, lane: enqueued.append(i)) == []
+    Submission.objects.filter(id=ids[0]).update(status="graded")
+    assert fairness.held_release(student_id=student.user.pk, enqueue=lambda i, lane: enqueued.append(i)) == [ids[2]]
+    assert enqueued == ids[:3]
+
+
+@pytest.mark.django_db
+def test_a_student_over_the_sandbox_budget_waits(student: Person, settings: Any) -> None:
+    settings.GRADER_SANDBOX_BUDGET_SECONDS = 10
+    spent = _create(student, code={"grad_z": RIGHT})
+    Submission.objects.filter(id=spent.id).update(status="graded", sandbox_seconds=11, graded_at=services._now())
+    waiting = _create(student, code={"grad_z": RIGHT})
+    assert fairness.held_release(student_id=student.user.pk, enqueue=lambda i, lane: None) == []
+    Submission.objects.filter(id=spent.id).update(graded_at=services._now() - timedelta(hours=1))  # window moved
+    assert fairness.held_release(student_id=student.user.pk, enqueue=lambda i, lane: None) == [waiting.id]
+
+
+@pytest.mark.django_db
+def test_the_rate_limit_counts_every_assignment_of_the_student(student: Person, settings: Any) -> None:
+    settings.GRADER_RATE_LIMIT = 4
+    for slug in ("visual-walkthrough", "detach", "dead-relu", "accumulation"):
+        _create(student, answers={"x.grad": "1"}, slug=slug)
+    with pytest.raises(RateLimited):
+        _create(student, answers={"x.grad": "1"}, slug="positive-gradient")
+
+
+@pytest.mark.django_db
+def test_the_sweeper_releases_held_code_and_runs_on_its_own_queue(student: Person, monkeypatch: Any) -> None:
+    from config.celery_app import app
+
+    sent: list[tuple[int, str]] = []
+    monkeypatch.setattr(services, "_enqueue", lambda submission_id, lane: sent.append((submission_id, lane)))
+    held = _create(student, code={"grad_z": RIGHT})
+    assert held.id in services.submissions_sweep(queued_after=timedelta(hours=1), running_after=timedelta(hours=1))
+    assert sent == [(held.id, "code")]
+    assert fairness.queue_name(lane="code") == f"{app.conf.task_default_queue}-code"
+    route = app.amqp.router.route({}, "grader.sweep_submissions")
+    assert route["queue"].name.endswith("-maintenance")
