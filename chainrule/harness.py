@@ -145,15 +145,31 @@ def _in_child_process(work: Any) -> dict[str, Any]:
     os.close(read)
     if size > 2 * MAX_OUTPUT_CHARS:
         os.kill(child, 9)
-    os.waitpid(child, 0)
+    _, status, usage = os.wait4(child, 0)
     try:
         report = json.loads(b"".join(chunks))
     except ValueError:
         report = None
     shaped = isinstance(report, dict) and isinstance(report.get("points"), list) and isinstance(report.get("ok"), bool)
     if not shaped or size > 2 * MAX_OUTPUT_CHARS:
-        return {"ok": False, "error": _DIED, "points": [], "stdout": ""}
+        return {"ok": False, "error": _cpu_limit_message(status, usage) or _DIED, "points": [], "stdout": ""}
     return dict(report)
+
+
+def _cpu_limit_message(status: int, usage: Any) -> str | None:
+    """The child inherits the job's CPU rlimit with a fresh counter: killed by it (SIGXCPU, then SIGKILL
+    at the hard limit), the student's code ran too long, which is what the student must be told."""
+    import os
+    import resource
+    import signal
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
+    if not os.WIFSIGNALED(status) or soft == resource.RLIM_INFINITY:
+        return None
+    spent = usage.ru_utime + usage.ru_stime
+    if os.WTERMSIG(status) == signal.SIGXCPU or (os.WTERMSIG(status) == signal.SIGKILL and spent >= soft - 0.05):
+        return f"CPU time limit of {soft:g} s exceeded: your code kept running (an endless loop?)."
+    return None
 
 
 def _report(points: list[dict[str, Any]], error: str | None, printed: _BoundedText) -> dict[str, Any]:

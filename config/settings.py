@@ -91,8 +91,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # A file, not memory, so the Celery worker and web server started by the tests share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-output" / "test-db.sqlite3")}
+    # A file, not memory, so the Celery worker and web server started by the tests share it (they are
+    # handed its path); one per test session, so two sessions in one checkout never share a file.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-output" / f"test-db-{os.getpid()}.sqlite3")}
     # WAL and immediate transactions: concurrent web requests and workers wait for the
     # write lock instead of failing with "database is locked".
     DATABASES["default"]["OPTIONS"] = {
