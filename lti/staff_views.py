@@ -14,6 +14,7 @@ from lti_tool.models import LtiRegistration, LtiResourceLink
 from assignments.access import course_for_staff_or_404
 from assignments.models import Assignment, Course
 from lti.deep_linking import deep_link_response
+from lti.framing import form_action_allow
 from lti.launch import link_bind
 from lti.models import ContextCourse, ScoreDelivery
 from lti.views import refusal
@@ -70,7 +71,8 @@ def deep_link_page(request: HttpRequest) -> HttpResponse:
                 registration=registration, deployment_id=pending["deployment_id"], settings_claim=pending["settings"],
                 assignments=picked, launch_url=request.build_absolute_uri(reverse("lti:launch")))
             del request.session["lti_deep_link"]
-            return render(request, "lti/deep_link_return.html", {"return_url": return_url, "jwt": token})
+            page = render(request, "lti/deep_link_return.html", {"return_url": return_url, "jwt": token})
+            return form_action_allow(page, urls=[return_url])  # the form posts the JWT back to the platform
     context = {"course": course, "assignments": _offered(course), "multiple": multiple,
                "action": reverse("lti:deep-link"), "title": "Add assignments to the LMS course"}
     return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)

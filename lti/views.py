@@ -17,6 +17,7 @@ from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.exception import LtiException, OIDCException
 
 from assignments.access import STAFF_ROLES
+from lti.framing import form_action_allow, platform_auth_origins
 from lti.keys import signing_key, tool_jwks
 from lti.launch import Arrival, LaunchRefused, launch_accept
 from lti.models import ContextCourse
@@ -42,7 +43,9 @@ def oidc_login(request: HttpRequest) -> HttpResponse:
         return refusal(request, "target_link_uri does not point to this tool's launch URL.")
     if not params.get(CHECKED):  # first see whether this frame may keep cookies; else offer a new window
         fields = [(name, params[name]) for name in LOGIN_PARAMS if params.get(name)]
-        return render(request, "lti/cookie_check.html", {"fields": fields, "checked": CHECKED})
+        page = render(request, "lti/cookie_check.html", {"fields": fields, "checked": CHECKED})
+        auth = platform_auth_origins(issuer=params.get("iss", ""), client_id=params.get("client_id", ""))
+        return form_action_allow(page, urls=auth)  # the continued login redirects to the platform's auth URL
     try:
         login_flow = DjangoOIDCLogin(request, ToolConfig(), launch_data_storage=launch_storage())
         return login_flow.redirect(reverse_launch(request))
