@@ -21,7 +21,9 @@ from grader.reference import ReferenceError
 from grader.variants import params_for_student, variant_get, variant_points
 
 SAMPLE_STUDENTS = (1, 2, 3)  # variants drawn as for these student ids
-LOCAL_KINDS = frozenset({"wrong_local_derivative"})
+# Not a second single story for an ambiguity: a wrong local derivative of a product is some input's value by
+# construction, and two mistakes at once are only diagnosed when no single mistake fits.
+NOT_SINGLE_KINDS = frozenset({"wrong_local_derivative", "two_mistakes"})
 SEEDED_RE = re.compile(r"(\w+)\.backward\((?!\s*\)|\s*retain_graph)(.+)\)\s*$", re.MULTILINE)
 NOT_FINITE_RE = re.compile(r"AnalysisError: (\S+) is not finite")
 NO_VARIABLE_RE = re.compile(r"defines no variable '([^']+)'")
@@ -160,12 +162,12 @@ def _mistake_label(hypothesis: Any) -> str:
 
 
 def _ambiguous(assignment: Assignment, analysis: Analysis, label: str) -> list[Reason]:
+    """Two different single typical mistakes giving the same answer: the feedback can name only one."""
     reasons = []
     for part, _ref in _numeric_parts(assignment, analysis):
         by_value: dict[str, list[Any]] = {}
         for hypothesis in analysis.hypotheses.get(part.key, []):
-            # A wrong local derivative of a product is some input's value by construction: not a second story.
-            if hypothesis.value is not None and not hypothesis.any_number and hypothesis.kind not in LOCAL_KINDS:
+            if hypothesis.value is not None and not hypothesis.any_number and hypothesis.kind not in NOT_SINGLE_KINDS:
                 by_value.setdefault(repr(_rounded(hypothesis.value)), []).append(hypothesis)
         for value, group in by_value.items():
             kinds = {h.kind for h in group}

@@ -49,6 +49,7 @@ def test_an_instructor_authors_previews_vets_and_publishes_and_a_student_answers
     _type_reference(page, ["x = torch.tensor(x0, requires_grad=True)", "z = x * q"])  # a first, broken try
     page.get_by_label("Params").fill("x0 = 1.5\ny0 = -0.5")
     page.get_by_label("Key").fill("x.grad")
+    page.locator("#id_parts-0-prompt").fill("Find $\\partial z / \\partial x$.")
     _shot(page, "create")
     page.get_by_role("button", name="Create draft").click()
     page.wait_for_url(f"{web_server}/staff/assignments/{slug}/edit/")
@@ -67,7 +68,9 @@ def test_an_instructor_authors_previews_vets_and_publishes_and_a_student_answers
     preview = page.locator("#preview").inner_text()
     assert "9" in preview and "Feedback space" in preview
     assert page.locator("#preview .graph-picture svg").count() >= 1
-    assert page.locator("#preview .statement-preview .katex").count() > 0  # math typeset as students see it
+    # Math typeset as students see it: the statement and the part's prompt (instructor text, class "math").
+    assert page.locator("#preview .statement-preview .statement .katex").count() > 0
+    assert page.locator("#preview .statement-preview .prompt .katex").count() > 0
     assert "Score: 0 / 1" in page.locator("#preview .trial-result").inner_text()
     _shot(page, "preview-trial")
 
