@@ -55,6 +55,10 @@ def _attributes(attributes: dict[str, str]) -> str:
     return ", ".join(f"{key}={value if value.startswith('<') else quoted(value)}" for key, value in attributes.items())
 
 
+def _same_formula(first: str, second: str) -> bool:
+    return bool(second) and first.replace(" ", "") == second.replace(" ", "")
+
+
 class _Drawing:
     def __init__(self, analysis: Analysis, highlight: Highlight, hidden: Hidden, notes: Mapping[Edge, str]) -> None:
         self.analysis = analysis
@@ -114,12 +118,14 @@ class _Drawing:
         return lines
 
     def _wrong_label(self, edge: Edge, slope: str, *, cut: bool) -> str:
-        """The grader's note (what the student used), with the right slope when it has none."""
+        """The grader's note (what the student used), with the right slope as every other edge
+        shows it (`∂b/∂x = 2·x = 4`) when the note names none or names that same factor."""
         note = self.notes.get(edge, "")
         if cut:
             return "✗ detach: no gradient flows back here"
-        if note and slope and "right:" not in note:
-            return f"{note}; right: {slope}"
+        used, _, right = note.partition("; right: ")
+        if used and slope and (not right or _same_formula(right, self.labels.slope_formula(edge))):
+            return f"{used}; right: {slope}"
         return note or (f"✗ {slope}" if slope else "✗")
 
     def legend(self, title: str, hidden: Hidden) -> str:

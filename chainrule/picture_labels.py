@@ -162,11 +162,16 @@ class Labels:
         target_node = self.nodes.get(target)
         if target_node is not None and target_node.kind == "output":
             return ""
-        formula = str(_field(item, "formula") or "")
+        formula = self.slope_formula(edge)
         value = short_value(_field(item, "value"))
         head = f"∂{self.symbol(target)}/∂{self.symbol(source)}"
         pieces = [head, formula] + ([value] if value and value != formula else [])
         return " = ".join(piece for piece in pieces if piece)
+
+    def slope_formula(self, edge: Edge) -> str:
+        """The engine's local derivative of the edge as a formula (`2·x`); empty when it gave none."""
+        item = self.slopes.get(edge)
+        return str(_field(item, "formula") or "") if item is not None else ""
 
     def message(self, edge: Edge) -> str:
         """The gradient that travels back along the edge, unless it tells an unrevealed answer."""

@@ -165,7 +165,7 @@ def enter(plan: RootPlan) -> None:
     os.mkdir(_inside(root, "/proc"))
     linux.mount("proc", _inside(root, "/proc"), "proc",
                 linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=invisible")
-    _mask_host_counters(_inside(root, "/proc"))
+    _mask_host_counters(root)
     _pivot(root)
 
 
@@ -175,11 +175,17 @@ MASKED_PROC_FILES = ("stat", "loadavg", "meminfo", "cmdline", "uptime", "vmstat"
                      "interrupts", "softirqs", "schedstat", "zoneinfo", "buddyinfo", "slabinfo", "pagetypeinfo",
                      "partitions", "kallsyms", "modules", "iomem", "ioports", "keys", "key-users", "timer_list",
                      "sched_debug", "sysrq-trigger", "latency_stats", "locks", "mounts", "mountinfo", "kmsg",
-                     "kpagecount", "kpageflags", "version", "cpuinfo", "misc", "consoles", "devices")
+                     "kpagecount", "kpageflags", "version", "misc", "consoles", "devices")
 MASKED_PROC_DIRS = ("pressure", "sys", "acpi", "scsi", "irq", "bus", "fs", "driver", "tty", "sysvipc", "net")
+# /proc/cpuinfo cannot be empty: torch's CPU detection (cpuinfo) in a freshly started python finds
+# no processor in it and crashes on its first kernel. Jobs get a fixed copy taken when the seat is
+# built, without the one field that moves with the host's load, each core's current clock.
+_LIVE_CPUINFO_FIELDS = ("cpu MHz",)
 
 
-def _mask_host_counters(proc: str) -> None:
+def _mask_host_counters(root: str) -> None:
+    proc = _inside(root, "/proc")
+    _freeze_cpuinfo(root, proc)
     for name in MASKED_PROC_FILES:
         path = os.path.join(proc, name)
         if os.path.isfile(path) and not os.path.islink(path):
@@ -188,6 +194,17 @@ def _mask_host_counters(proc: str) -> None:
         path = os.path.join(proc, name)
         if os.path.isdir(path) and not os.path.islink(path):
             linux.mount("tmpfs", path, "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
+
+
+def _freeze_cpuinfo(root: str, proc: str) -> None:
+    """Bind a static copy of /proc/cpuinfo, minus its live fields, over the jail's."""
+    with open(os.path.join(proc, "cpuinfo")) as live:
+        lines = [line for line in live if not line.startswith(_LIVE_CPUINFO_FIELDS)]
+    snapshot = _inside(root, "/.cpuinfo")
+    with open(snapshot, "w") as frozen:
+        frozen.writelines(lines)
+    _bind(snapshot, os.path.join(proc, "cpuinfo"), _RO | linux.MS_NOEXEC)
+    os.unlink(snapshot)  # the bind keeps the copy; the root shows no extra file
 
 
 def _pivot(root: str) -> None:

@@ -17,26 +17,30 @@ from grader.variants import params_for_student, variant_get
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, OUTPUT, log_in
 
 SVG = "{http://www.w3.org/2000/svg}"
-# The walkthrough's local slopes (∂a/∂x = y = 3, …), written in by hand where the engine does not
-# give them yet, so the picture shows what the walkthrough draws.
+# The walkthrough's local slopes (∂a/∂x = y = 3, …) as the course notes draw them on its edges.
 SLOPES = [("x", "mul", "y", 3.0), ("y", "mul", "x", 2.0), ("x", "pow", "2·x", 4.0), ("mul", "add", "1", 1.0),
           ("pow", "add", "1", 1.0)]
 
 
+def _scalar(value: Any) -> Any:
+    while isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value
+
+
 @pytest.fixture
-def walkthrough_slopes(live_db: None) -> Iterator[dict[str, str]]:
-    """The walkthrough's variant with local derivatives in its analysis; node ids by name."""
+def walkthrough_slopes(live_db: None) -> dict[str, str]:
+    """Node ids by name of the walkthrough's variant, whose stored analysis carries the engine's
+    local derivatives: the slopes the picture draws, the right factor on a wrong edge among them."""
     assignment = Assignment.objects.get(slug="visual-walkthrough")
     variant = variant_get(assignment=assignment, params=params_for_student(assignment=assignment, student_id=None))
-    original = variant.analysis_data()
-    ids = {node["name"]: node["id"] for node in original["graph"]["nodes"] if node["kind"] != "output"}
-    if not original.get("local_derivatives"):
-        slopes = [{"source": ids[s], "target": ids[t], "formula": f, "value": v} for s, t, f, v in SLOPES]
-        variant.analysis = {**original, "local_derivatives": slopes}
-        variant.save(update_fields=["analysis"])
-    yield ids
-    variant.analysis = original
-    variant.save(update_fields=["analysis"])
+    analysis = variant.analysis_data()
+    ids = {node["name"]: node["id"] for node in analysis["graph"]["nodes"] if node["kind"] != "output"}
+    stated = {(item["source"], item["target"]): (item["formula"], _scalar(item["value"]))
+              for item in analysis.get("local_derivatives") or []}
+    assert {(s, t): stated.get((ids[s], ids[t])) for s, t, _, _ in SLOPES} == {
+        (s, t): (formula, value) for s, t, formula, value in SLOPES}
+    return ids
 
 
 @pytest.fixture
