@@ -3,8 +3,8 @@ regrade expectations. Each answer is a mistake with a known diagnosis at x = 2, 
 
 x.grad: 7 right; 4 leaves out x → mul → add → z (missing_path); 3 leaves out x → pow → add → z;
 12 multiplies the two paths (product_of_paths, names both); 7.001 is off by 1.4e-4 relative (wrong
-at rel_tol 1e-4, right at 1e-3). y.grad: 2 right; 10 is z's forward value, not a gradient (forward_value; y's own value 3 would
-also be d(x·y)/dy taken as y, a wrong local derivative);
+at rel_tol 1e-4, right at 1e-3). y.grad: 2 right; 10 is z's forward value, not a gradient
+(forward_value; y's own value 3 would also be d(x·y)/dy taken as y, a wrong local derivative);
 -2 flips y → mul → add → z (sign_error).
 """
 
