@@ -48,7 +48,7 @@ class RootPlan:
 def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = None,
               files: list[str] | None = None) -> RootPlan:
     """Mirror each allow-listed path; top-level symlinks (/lib -> usr/lib) stay symlinks.
-    `masked` directories (inside those paths, not under /tmp) are empty for jobs; each of
+    `masked` directories (inside those paths, also a checkout under /tmp) are empty for jobs; each of
     `files` (a library as the loader names it) is bound alone, its content at that path."""
     binds: dict[str, None] = {}
     symlinks: dict[str, str] = {}
@@ -65,8 +65,7 @@ def plan_root(mount_point: str, paths: list[str], masked: list[str] | None = Non
         clash = next((r for r in RESERVED if _under(path, r)), None)
         if clash or path == _TMP or (path in symlinks and _under(path, _TMP)):
             raise ValueError(f"cannot expose {path} to jobs: {clash or _TMP} is private to each job")
-    hidden = tuple(sorted({os.path.realpath(path) for path in masked or [] if os.path.isdir(path)
-                           and not _under(os.path.realpath(path), _TMP)}))
+    hidden = tuple(sorted({os.path.realpath(path) for path in masked or [] if os.path.isdir(path)}))
     single: dict[str, str] = {}
     for path in map(os.path.abspath, files or []):
         top = "/" + path.strip("/").split("/")[0]
@@ -87,8 +86,8 @@ def _inside(root: str, path: str) -> str:
     return os.path.join(root, path.lstrip("/"))
 
 
-def _bind(source: str, target: str, flags: int = _RO) -> None:
-    linux.mount(source, target, None, linux.MS_BIND)
+def _bind(source: str, target: str, flags: int = _RO, recursive: bool = False) -> None:
+    linux.mount(source, target, None, linux.MS_BIND | (linux.MS_REC if recursive else 0))
     linux.mount(None, target, None, linux.MS_REMOUNT | linux.MS_BIND | flags)
 
 
@@ -113,7 +112,7 @@ def fresh_job_fs(uid: int, gid: int, held: tuple[str, ...] = ()) -> None:
     linux.umount(_STAGING)
     for path in held:  # read-only binds; a job may rename their parent dirs in its own /tmp, which
         os.makedirs(path, exist_ok=True)  # only breaks that job: /tmp is rebuilt for the next one
-        _bind(_HELD + path, path)
+        _bind(_HELD + path, path, recursive=True)  # with the masks mounted inside the held copy
     os.chdir(WORK_DIR)  # the student process inherits it
 
 
@@ -155,7 +154,9 @@ def enter(plan: RootPlan) -> None:
         open(_inside(root, target), "w").close()
         _bind(source, _inside(root, target))
     for path in plan.masked:  # e.g. chainrule/tests: the seed programs and their answers
-        linux.mount("tmpfs", _inside(root, path), "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")
+        held = any(_under(path, top) for top in plan.held)  # masked in the held copy, carried along per job
+        linux.mount("tmpfs", _inside(root, _HELD + path if held else path), "tmpfs", _RO | linux.MS_NOEXEC,
+                    "size=4k,nr_inodes=1,mode=0555")
     for path, target in plan.symlinks:
         os.makedirs(os.path.dirname(_inside(root, path)), exist_ok=True)
         os.symlink(target, _inside(root, path))
