@@ -36,6 +36,7 @@ class PartStats:
     wrong: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     paths: Counter[tuple[str, ...]] = field(default_factory=Counter)
+    edges: Counter[tuple[str, ...]] = field(default_factory=Counter)  # [source, target] of a wrong local derivative
     by_day: dict[date, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     per_student: dict[str, list[tuple[int, int, bool, str]]] = field(default_factory=lambda: defaultdict(list))
 
@@ -63,7 +64,15 @@ def part_stats(attempts: Iterable[Attempt]) -> dict[str, PartStats]:
             named = part.get("diagnosis", {}).get("paths", []) if kind not in UNNAMED else []
             for path in {tuple(p) for p in named}:
                 one.paths[path] += 1
+            for edge in _edges(part.get("diagnosis", {})) if kind not in UNNAMED else set():
+                one.edges[edge] += 1
     return dict(stats)
+
+
+def _edges(diagnosis: dict[str, Any]) -> set[tuple[str, ...]]:
+    """The edges a diagnosis names: its own, and those of each of two mistakes."""
+    found = [diagnosis.get("edge"), *(m.get("edge") for m in diagnosis.get("mistakes") or [] if isinstance(m, dict))]
+    return {tuple(edge) for edge in found if isinstance(edge, list) and len(edge) == 2}
 
 
 def _share(count: int, total: int) -> float:
@@ -105,12 +114,14 @@ def stuck_students(stats: PartStats, *, after: int = STUCK_AFTER) -> list[dict[s
 def part_summary(stats: PartStats, *, stuck_after: int = STUCK_AFTER) -> dict[str, Any]:
     """The API shape of one part (issue 12 item 6), plus first/final, trend and stuck students."""
     paths = sorted(stats.paths.items(), key=lambda item: (-item[1], item[0]))
+    edges = sorted(stats.edges.items(), key=lambda item: (-item[1], item[0]))
     return {
         "attempts": stats.attempts,
         "wrong": stats.wrong,
         "kinds": dict(sorted(stats.kinds.items(), key=lambda item: (-item[1], item[0]))),
         "kind_shares": {kind: _share(n, stats.wrong) for kind, n in stats.kinds.items()},
         "paths": [{"path": list(path), "count": n, "share": _share(n, stats.wrong)} for path, n in paths],
+        "edges": [{"edge": list(edge), "count": n, "share": _share(n, stats.wrong)} for edge, n in edges],
         **_first_and_final(stats.per_student),
         "by_day": [{"day": day.isoformat(), "attempts": a, "wrong": w} for day, (a, w) in sorted(stats.by_day.items())],
         "stuck_after": stuck_after,
@@ -135,3 +146,5 @@ def analytics_csv_rows(analytics: dict[str, Any]) -> Iterable[list[str]]:
             yield [key, "kind", kind, str(count), f"{part['kind_shares'][kind]:.4f}", *totals]
         for path in part["paths"]:
             yield [key, "path", " → ".join(path["path"]), str(path["count"]), f"{path['share']:.4f}", *totals]
+        for edge in part["edges"]:
+            yield [key, "edge", " → ".join(edge["edge"]), str(edge["count"]), f"{edge['share']:.4f}", *totals]

@@ -54,3 +54,19 @@ def test_the_path_filter_matches_named_paths_only() -> None:
     assert not part_matches(document, SubmissionFilter(path="y→mul→add→z"))
     assert not part_matches(document, SubmissionFilter(part="y.grad", kind="missing_path"))
     assert part_matches(document, SubmissionFilter.from_query({"part": "x.grad", "correct": "false"}))
+
+
+def test_wrong_local_derivatives_are_counted_per_edge_also_inside_two_mistakes() -> None:
+    """Two students forget d(x·x)/dx counts x twice (edge x → mul); one of them also drops a path."""
+    slip = {"kind": "wrong_local_derivative", "paths": [["x", "mul", "add", "z"]], "edge": ["x", "mul"]}
+    both = {"kind": "two_mistakes", "paths": [], "mistakes": [dict(slip), {"kind": "missing_path", "paths": []}]}
+    attempts = [
+        Attempt(1, "ann", 1, date(2026, 12, 1),
+                [{"part": "x.grad", "correct": False, "answer": "4", "diagnosis": slip}]),
+        Attempt(2, "bob", 1, date(2026, 12, 1),
+                [{"part": "x.grad", "correct": False, "answer": "3", "diagnosis": both}]),
+    ]
+    part = assignment_analytics(attempts, part_order=["x.grad"])["parts"]["x.grad"]
+    assert part["edges"] == [{"edge": ["x", "mul"], "count": 2, "share": 1.0}]
+    rows = list(analytics_csv_rows({"parts": {"x.grad": part}}))
+    assert ["x.grad", "edge", "x → mul", "2"] in [row[:4] for row in rows]

@@ -58,12 +58,20 @@ class PathCountSerializer(serializers.Serializer):
     share = serializers.FloatField(help_text="Of the part's wrong attempts")
 
 
+class EdgeCountSerializer(serializers.Serializer):
+    edge = serializers.ListField(child=serializers.CharField(),
+                                 help_text="[source, target] of a wrong local derivative")
+    count = serializers.IntegerField()
+    share = serializers.FloatField(help_text="Of the part's wrong attempts")
+
+
 class PartAnalyticsSerializer(serializers.Serializer):
     attempts = serializers.IntegerField(help_text="Graded attempts that answered the part")
     wrong = serializers.IntegerField()
     kinds = serializers.DictField(child=serializers.IntegerField(), help_text="Diagnosis kind → wrong attempts")
     kind_shares = serializers.DictField(child=serializers.FloatField())
     paths = PathCountSerializer(many=True)
+    edges = EdgeCountSerializer(many=True)
     students = serializers.IntegerField()
     first = serializers.DictField(help_text='{"correct": n, "kinds": {kind: n}} of each student\'s first attempt')
     final = serializers.DictField(help_text="The same for each student's latest attempt")
