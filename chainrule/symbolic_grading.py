@@ -47,7 +47,7 @@ def grade_symbolic(
     if undefined:
         return _undefined(part, analyses, [points[index] for index in undefined])
     verdict = diagnose_points(analyses=analyses, part=part, answers=values, rel_tol=rel_tol, abs_tol=abs_tol,
-                              points=points)
+                              points=points, subject="formula")  # the student wrote a formula, not a .grad
     if reference_formula is None or not verdict.correct:
         return verdict  # a wrong number needs no proof: SymPy is never paid for it
     reference = _reference_expression(reference_formula, names)

@@ -37,6 +37,7 @@ def test_it_names_the_missing_multiply_path() -> None:
     diagnosis = grade("2x")
     assert (diagnosis.kind, diagnosis.paths) == ("missing_path", [["x", "mul", "add", "z"]])
     assert "x → mul → add → z" in diagnosis.message
+    assert "Your formula" in diagnosis.message and "x.grad" not in diagnosis.message  # the student wrote no .grad
 
 
 def test_it_finds_the_flipped_sign() -> None:
