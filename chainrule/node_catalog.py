@@ -13,6 +13,7 @@ import torch
 
 from chainrule.op_names import op_name
 from chainrule.recording import ForwardOp, ProgramRun
+from chainrule.values import format_number
 
 MAX_KEPT_ELEMENTS = 256  # larger forward values are not worth a picture label
 
@@ -65,6 +66,19 @@ class NodeCatalog:
             self._kept.append(tensor)
             self._fallback_names[id(tensor)] = f"leaf{len(self._fallback_names) + 1}"
         return self._fallback_names[id(tensor)]
+
+    def constant_label(self, saved: Any) -> str | None:
+        """How an operand autograd saved reads in a formula: the program's name for that tensor, else the
+        number of a one-element tensor or a Python number; None for anything else."""
+        if isinstance(saved, torch.Tensor):
+            return self.tensor_name(saved) or (format_number(float(saved)) if saved.numel() == 1 else None)
+        if isinstance(saved, (int, float)) and not isinstance(saved, bool):
+            return format_number(float(saved))
+        return None
+
+    def operand_label(self, saved: Any) -> str:
+        """A saved tensor operand as it reads in an op's formula (`x` in w*x, the 4 in 4*x); "c" otherwise."""
+        return (self.constant_label(saved) if isinstance(saved, torch.Tensor) else None) or "c"
 
     def tensor_name(self, tensor: torch.Tensor) -> str | None:
         """The program's variable for this very tensor (identity, not value),

@@ -47,16 +47,6 @@ def _is_number(label: str) -> bool:
         return False
 
 
-def _constant(saved: Any, catalog: NodeCatalog) -> str:
-    if isinstance(saved, torch.Tensor):
-        name = catalog.tensor_name(saved)
-        if name:
-            return name
-        if saved.numel() == 1:
-            return format_number(float(saved))
-    return "c"
-
-
 class _Formulas:
     def __init__(self, catalog: NodeCatalog) -> None:
         self.catalog = catalog
@@ -85,7 +75,7 @@ class _Formulas:
                 labels.append(self.symbol(child))
             else:
                 saved = (getattr(node, name, None) for name in _SAVED_OPERANDS[slot] if slot < len(_SAVED_OPERANDS))
-                labels.append(_constant(next((t for t in saved if t is not None), None), self.catalog))
+                labels.append(self.catalog.operand_label(next((t for t in saved if t is not None), None)))
         kind = type(node).__name__
         if kind == "RsubBackward1" and len(labels) == 1:  # 1 - x: autograd keeps only x
             return [self._offset(node, _CONSTANT_FROM[(kind, 0)]), labels[0]]

@@ -18,7 +18,7 @@ from tests.lti_platform.fixtures import platform_running
 from tests.lti_platform.launches import LEARNER, LaunchSpec, Member
 from tests.lti_platform.server import LmsPlatform
 from tests.lti_platform.services import line_item_create
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.test_browser import page as page  # noqa: F401  (the Chromium page fixture)
 
 OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
 
@@ -26,19 +26,6 @@ OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
 @pytest.fixture(scope="module")
 def lti_platform(web_server: str, django_db_blocker: Any) -> Iterator[LmsPlatform]:
     yield from platform_running(web_server=web_server, django_db_blocker=django_db_blocker)
-
-
-@pytest.fixture
-def page() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1100, "height": 850})
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        context.close()
-        browser.close()
 
 
 @pytest.mark.browser

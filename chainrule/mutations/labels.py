@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from chainrule.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.op_names import op_name
 from chainrule.values import format_number
@@ -18,16 +16,7 @@ FUNCTIONS = frozenset({"sin", "cos", "tanh", "sigmoid", "exp", "log", "sqrt", "r
 
 
 def _constant(node: Any, catalog: NodeCatalog, attribute: str) -> str | None:
-    saved = getattr(node, attribute, None)
-    if isinstance(saved, torch.Tensor):
-        name = catalog.tensor_name(saved)
-        if name:
-            return name
-        if saved.numel() == 1:
-            return format_number(float(saved))
-    if isinstance(saved, (int, float)) and not isinstance(saved, bool):
-        return format_number(float(saved))
-    return None
+    return catalog.constant_label(getattr(node, attribute, None))
 
 
 def node_label(node: Any, catalog: NodeCatalog, depth: int = 0) -> str:
@@ -88,10 +77,6 @@ def input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
         constant = saved[slot] if slot < len(saved) else None
         if child is not None:
             labels.append(node_label(child, catalog))
-        elif isinstance(constant, torch.Tensor) and catalog.tensor_name(constant):
-            labels.append(str(catalog.tensor_name(constant)))  # untracked data such as x in w*x
-        elif isinstance(constant, torch.Tensor) and constant.numel() == 1:
-            labels.append(format_number(float(constant)))  # a number such as the 4 in 4*x
         else:
-            labels.append("c")
+            labels.append(catalog.operand_label(constant))
     return labels
