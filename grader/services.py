@@ -72,18 +72,15 @@ def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> No
 
 def _check_rate(*, student: AbstractBaseUser, assignment: Assignment) -> None:
     """At most GRADER_RATE_LIMIT submissions per student per minute over all assignments, and at most the
-    assignment's own rate limit on it when it sets one (0: no limit)."""
-    since = _now() - timedelta(minutes=1)
-    recent = Submission.objects.filter(student=student, created_at__gte=since)
-    limit = settings.GRADER_RATE_LIMIT
-    if assignment.rate_limit is not None and (not limit or recent.count() < limit):
-        limit = assignment.rate_limit
-        recent = recent.filter(assignment=assignment)
-    if limit and recent.count() >= limit:
-        from grader.metrics import throttled_count
+    assignment's own rate limit on it when it sets one (0 or empty: none of its own)."""
+    recent = Submission.objects.filter(student=student, created_at__gte=_now() - timedelta(minutes=1))
+    own = recent.filter(assignment=assignment)
+    for limit, rows in ((settings.GRADER_RATE_LIMIT, recent), (assignment.rate_limit, own)):
+        if limit and rows.count() >= limit:
+            from grader.metrics import throttled_count
 
-        throttled_count(reason="rate")
-        raise RateLimited(f"Too many submissions: at most {limit} a minute. Wait a little and submit again.")
+            throttled_count(reason="rate")
+            raise RateLimited(f"Too many submissions: at most {limit} a minute. Wait a little and submit again.")
 
 
 def attempts_used(*, student: AbstractBaseUser, assignment: Assignment) -> int:

@@ -85,3 +85,13 @@ def test_a_per_assignment_rate_limit_applies(student: Any) -> None:
     submission_create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, code={})
     with pytest.raises(PolicyError, match="at most 1 a minute"):
         submission_create(student=student.user, assignment=assignment, answers={"x.grad": "2"}, code={})
+
+
+def test_an_assignment_without_a_limit_of_its_own_keeps_the_students_overall_limit(student: Any, settings: Any) -> None:
+    """rate_limit = 0 lifts only the assignment's own limit: a student flooding it still meets GRADER_RATE_LIMIT."""
+    settings.GRADER_RATE_LIMIT = 2
+    assignment = _assignment(rate_limit=0)
+    for answer in ("1", "2"):
+        submission_create(student=student.user, assignment=assignment, answers={"x.grad": answer}, code={})
+    with pytest.raises(PolicyError, match="at most 2 a minute"):
+        submission_create(student=student.user, assignment=assignment, answers={"x.grad": "3"}, code={})
