@@ -21,6 +21,7 @@ run: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: setup lint
 	bash scripts/test.sh

@@ -52,7 +52,7 @@ def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
     for uid_base in range(61000, 63000, 100):
         with open(OUTPUT / "sandbox.log", "ab") as log:
             try:
-                return spawn_server(path, preload=("chainrule.analysis", "chainrule.symbolic"),
+                return spawn_server(path, preload=("chainrule.analysis", "chainrule.answers.formula_sympy"),
                                     package_dirs=(str(ROOT / "chainrule"),),
                                     uid_base=uid_base, stderr=log.fileno())
             except SandboxUnavailable:

@@ -40,7 +40,7 @@ def symbolic_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fai
 
 
 def _formula(formula: Any, variables: list[str], fail: Fail) -> None:
-    from chainrule.symbolic_parse import SymbolicError, parse_expression
+    from chainrule.answers.formula_parse import SymbolicError, parse_expression
 
     if not isinstance(formula, str):
         raise fail("config.formula", "must be a string such as 'y + 2*x'")

@@ -15,8 +15,8 @@ from typing import Any
 
 from assignments.models import Assignment, Part
 from chainrule import Analysis, diagnose_numeric
-from chainrule.points import KINK_OPS, kinks_clear
-from chainrule.symbolic_grading import grade_symbolic
+from chainrule.answers.formula_grading import grade_symbolic, numbers_suffice
+from chainrule.evaluation_points import KINK_OPS, kinks_clear
 from grader.reference import ReferenceError
 from grader.variants import params_for_student, variant_get, variant_points
 
@@ -229,7 +229,7 @@ def _constant_formula(part: Part, points: list[dict[str, Any]], analyses: list[A
     for constant in ("0", "1"):
         verdict = grade_symbolic(text=constant, variables=part.config["variables"], analyses=analyses, points=points,
                                  part=part.config["of"], reference_formula=part.config.get("formula"),
-                                 rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+                                 rel_tol=part.rel_tol, abs_tol=part.abs_tol, equivalence=numbers_suffice)
         if verdict.correct:
             return [_reason("trivial-answer", f"parts.{part.key}",
                             f"the constant formula {constant} passes at every evaluation point")]

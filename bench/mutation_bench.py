@@ -72,7 +72,7 @@ DIAGNOSER = """
 import json, sys, time
 sys.modules["torch"] = None  # any import of torch now fails: the diagnosis must not need it
 sys.path.insert(0, {root!r})
-from chainrule.diagnosis import diagnose_numeric
+from chainrule.diagnosis.numeric import diagnose_numeric
 from chainrule.model import Analysis
 data = json.load(open({path!r}))
 start = time.perf_counter()

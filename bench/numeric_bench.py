@@ -397,7 +397,8 @@ def reference_sandbox() -> Iterator[None]:
     for uid_base in range(62000, 64000, 100):  # the first range no other server (a test session) holds
         with open(LOGS / "bench-sandbox.log", "ab") as log:
             try:
-                server = spawn_server(settings.SANDBOX_SOCKET, preload=("chainrule.analysis", "chainrule.symbolic"),
+                server = spawn_server(settings.SANDBOX_SOCKET,
+                                      preload=("chainrule.analysis", "chainrule.answers.formula_sympy"),
                                       package_dirs=(str(ROOT / "chainrule"),), uid_base=uid_base, stderr=log.fileno(),
                                       allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
                 break

@@ -5,7 +5,7 @@
 "Edit" changes a parameter value (so no cached analysis can answer) and renders exactly what
 the preview page computes: the staged working copy, the reference run in the warm sandbox,
 paths, the feedback space and the graph picture (graphviz). The baseline, measured in the same
-run, is a cold run of the same reference: a fresh `python -m chainrule.analyze` (SubprocessRunner).
+run, is a cold run of the same reference: a fresh `python -m chainrule.analysis.cli` (SubprocessRunner).
 Goal (issue 10): preview p50 <= 300 ms.
 """
 

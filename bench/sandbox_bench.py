@@ -83,7 +83,7 @@ BY_HAND_JOB = {**CODE_PART_JOB, "forbid_autograd": True,
 
 
 def _code_part(socket_path: str, job: dict[str, object], without_torch: bool) -> float:
-    from chainrule.harness import harness_source
+    from chainrule.code.harness import harness_source
 
     started = time.perf_counter()
     result = run_job(source=harness_source(), input=job, socket_path=socket_path, limits=WARM_LIMITS,

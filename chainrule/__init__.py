@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chainrule.answers import AnswerError, parse_numeric
-from chainrule.diagnosis import Diagnosis, diagnose_numeric
+from chainrule.answers.numeric import AnswerError, parse_numeric
+from chainrule.diagnosis.numeric import Diagnosis, diagnose_numeric
 from chainrule.errors import AnalysisError, ProgramError
 from chainrule.model import Analysis, Graph, GraphEdge, GraphNode, Highlight, Hypothesis, PathContribution
-from chainrule.picture import GraphvizMissing, graph_dot, graph_svg
-from chainrule.picture_labels import Reveal
+from chainrule.picture.graph import GraphvizMissing, graph_dot, graph_svg
+from chainrule.picture.labels import Reveal
 from chainrule.result import GradedPart, build_result
 from chainrule.values import Value
 
@@ -46,7 +46,7 @@ __all__ = [
 def analyze_program(
     *, program: str, params: Mapping[str, Any], parts: Sequence[str], max_paths: int = 64
 ) -> Analysis:
-    """See chainrule.analysis.analyze_program (imported here lazily: torch)."""
-    from chainrule.analysis import analyze_program as analyze
+    """See chainrule.analysis.program.analyze_program (imported here lazily: torch)."""
+    from chainrule.analysis.program import analyze_program as analyze
 
     return analyze(program=program, params=params, parts=parts, max_paths=max_paths)

@@ -165,7 +165,7 @@ class Analysis:
     # The right local derivative of every edge where it is a factor:
     # {"source": node id, "target": node id, "formula": "y", "value": 3.0}
     local_derivatives: list[dict[str, Any]] = field(default_factory=list)
-    # Built on first use by chainrule.diagnosis (part → index); never serialised.
+    # Built on first use by chainrule.diagnosis.numeric (part → index); never serialised.
     match_indexes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:

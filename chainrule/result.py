@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chainrule.diagnosis import Diagnosis
+from chainrule.diagnosis.numeric import Diagnosis
 
 
 @dataclass(frozen=True)

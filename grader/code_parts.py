@@ -2,7 +2,7 @@
 
 The job gets only the student's source, what to call or read, and the evaluation
 points; never the reference program or the expected values. What comes back is
-untrusted and is validated by chainrule.code_grading before anything reads it.
+untrusted and is validated by chainrule.answers.code_grading before anything reads it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from django.conf import settings
 
 from assignments.models import Part
 from chainrule import Diagnosis, Highlight
-from chainrule.code_grading import grade_code
-from chainrule.harness import harness_source
+from chainrule.answers.code_grading import grade_code
+from chainrule.code.harness import harness_source
 from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 MAX_CODE_CHARS = 50_000

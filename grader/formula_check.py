@@ -1,6 +1,6 @@
 """SymPy's equivalence check of a formula answer, run in the sandbox under a hard budget.
 
-The worker never builds a SymPy expression itself: the job (chainrule.symbolic_check)
+The worker never builds a SymPy expression itself: the job (chainrule.answers.formula_job)
 gets CPU_SECONDS of CPU and MEMORY_MB of memory, and a formula that needs more is
 "too complex to check" (None), which grade_symbolic turns into feedback.
 """
@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from chainrule.symbolic_check import CHECK_JOB, equivalence_request
-from chainrule.symbolic_parse import Formula
+from chainrule.answers.formula_job import CHECK_JOB, equivalence_request
+from chainrule.answers.formula_parse import Formula
 from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 CPU_SECONDS = 2.0

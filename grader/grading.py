@@ -22,9 +22,9 @@ from chainrule import (
     graph_svg,
     parse_numeric,
 )
-from chainrule.picture_labels import Reveal
-from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
-from chainrule.symbolic_parse import SymbolicError, parse_expression
+from chainrule.answers.formula_grading import grade_symbolic, reference_formula_problem
+from chainrule.answers.formula_parse import SymbolicError, parse_expression
+from chainrule.picture.labels import Reveal
 from grader.code_parts import MAX_CODE_CHARS, code_parts_diagnoses
 from grader.code_syntax import code_syntax_problem
 from grader.formula_check import formula_equivalence_check

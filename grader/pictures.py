@@ -15,7 +15,7 @@ from assignments.models import Part
 from assignments.part_config import reference_keys
 from chainrule import Analysis, Highlight, graph_svg
 from chainrule.model import Edge
-from chainrule.picture_labels import Reveal
+from chainrule.picture.labels import Reveal
 from grader.models import Submission
 from grader.selectors import User, is_instructor
 

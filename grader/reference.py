@@ -40,13 +40,13 @@ class ReferenceRunner:
 
 
 class SubprocessRunner(ReferenceRunner):
-    """Runs `python -m chainrule.analyze` in a fresh process with a timeout and no secrets."""
+    """Runs `python -m chainrule.analysis.cli` in a fresh process with a timeout and no secrets."""
 
     def request(self, job: dict[str, Any]) -> Any:
         env = {"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         try:
             proc = subprocess.run(
-                [sys.executable, "-m", "chainrule.analyze"], input=json.dumps(job), capture_output=True, text=True,
+                [sys.executable, "-m", "chainrule.analysis.cli"], input=json.dumps(job), capture_output=True, text=True,
                 timeout=settings.GRADER_REFERENCE_TIMEOUT, cwd=settings.BASE_DIR, env=env,
             )
         except subprocess.TimeoutExpired:
@@ -58,7 +58,7 @@ class SubprocessRunner(ReferenceRunner):
 # input; reference code enters only these jobs, never a student's.
 ANALYZE_JOB = """
 import json, sandbox_guest
-from chainrule.analyze import respond
+from chainrule.analysis.cli import respond
 reply, _ = respond(json.dumps(sandbox_guest.job_input()))
 sandbox_guest.emit(reply)
 """

@@ -13,7 +13,7 @@ if [ "$(id -u)" -ne 0 ]; then
   extra+=(--backend insecure-dev --allow-insecure-dev-backend)
 fi
 mkdir -p run
-env -i "$PWD/.venv/bin/python" -m sandbox serve --socket "$socket" --preload chainrule.analysis --preload chainrule.symbolic \
+env -i "$PWD/.venv/bin/python" -m sandbox serve --socket "$socket" --preload chainrule.analysis --preload chainrule.answers.formula_sympy \
     --package-dir "$PWD/chainrule" "${extra[@]}" >>run/sandbox.log 2>&1 &
 pid=$!
 for _ in $(seq 600); do

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from assignments.models import Assignment
-from chainrule.picture import MISSING, WRONG
+from chainrule.picture.graph import MISSING, WRONG
 from grader.variants import params_for_student, variant_get
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, OUTPUT, log_in
 

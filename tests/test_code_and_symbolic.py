@@ -173,11 +173,11 @@ def test_validating_a_hostile_formula_is_bounded_work_without_sympy() -> None:
     import subprocess
     import sys
 
-    from chainrule.symbolic_parse import formula_value, parse_expression
+    from chainrule.answers.formula_parse import formula_value, parse_expression
 
     formula = parse_expression(HOSTILE_FORMULA, variables=["x", "y"])  # would spin for minutes in SymPy
     assert formula_value(formula, {"x": 2.0, "y": 3.0}) is not None
-    check = ("import sys\nfrom chainrule.symbolic_parse import parse_expression\n"
+    check = ("import sys\nfrom chainrule.answers.formula_parse import parse_expression\n"
              f"parse_expression({HOSTILE_FORMULA!r}, variables=['x', 'y'])\nprint('sympy' in sys.modules)\n")
     shown = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60,
                            cwd=Path(__file__).resolve().parent.parent)
@@ -185,7 +185,7 @@ def test_validating_a_hostile_formula_is_bounded_work_without_sympy() -> None:
 
 
 def test_a_formula_too_complex_for_sympy_is_feedback_from_a_limited_sandbox_job(sandbox_socket: str) -> None:
-    from chainrule.symbolic_grading import grade_symbolic
+    from chainrule.answers.formula_grading import grade_symbolic
     from chainrule.tests.point_analyses import seed_analyses, seed_points
     from grader.formula_check import formula_equivalence_check
 
@@ -245,7 +245,7 @@ def test_a_by_hand_part_runs_where_torch_does_not_exist(tmp_path: Path, attempt:
 
 def test_every_code_part_of_a_submission_runs_in_one_sandbox_job(sandbox_socket: str) -> None:
     """One job for all parts; a part whose code ends the process costs only that part."""
-    from chainrule.harness import harness_source
+    from chainrule.code.harness import harness_source
     from sandbox import Limits, run_job
 
     point = [{"x0": 2.0, "y0": 3.0}]

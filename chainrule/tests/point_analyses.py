@@ -8,7 +8,7 @@ from functools import cache
 from typing import Any
 
 from chainrule import Analysis, analyze_program
-from chainrule.points import evaluation_points
+from chainrule.evaluation_points import evaluation_points
 from chainrule.tests.seeds import SEEDS
 
 Point = dict[str, Any]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from chainrule import Analysis
-from chainrule.analyze import main
+from chainrule.analysis.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_it_rejects_malformed_requests() -> None:
 def test_it_runs_as_a_module() -> None:
     request = json.dumps({"program": "w = torch.tensor([3.0], requires_grad=True)\n(w * 2).backward()\n",
                           "parts": ["w.grad"]})
-    completed = subprocess.run([sys.executable, "-m", "chainrule.analyze"], input=request, capture_output=True,
+    completed = subprocess.run([sys.executable, "-m", "chainrule.analysis.cli"], input=request, capture_output=True,
                                text=True, cwd=ROOT, timeout=60, check=False)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["analysis"]["parts"]["w.grad"]["value"] == [2.0]

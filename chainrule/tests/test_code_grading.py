@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from chainrule import Diagnosis
-from chainrule.code_grading import grade_code
-from chainrule.harness import run_harness
-from chainrule.points import evaluation_points
+from chainrule.answers.code_grading import grade_code
+from chainrule.code.harness import run_harness
+from chainrule.evaluation_points import evaluation_points
 from chainrule.tests.point_analyses import analyses_at, seed_analyses, seed_points
 from chainrule.tests.seeds import SEEDS
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from chainrule.decomposition import Column, Problem, decompose
+from chainrule.diagnosis.across_points import hypothesis_identity
+from chainrule.diagnosis.decomposition import Column, Problem, decompose
 from chainrule.model import Highlight, Hypothesis
-from chainrule.multipoint import hypothesis_identity
 
 
 def column(values: list[float], role: str = "path", name: str = "p") -> Column:

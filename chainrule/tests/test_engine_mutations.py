@@ -156,7 +156,7 @@ def test_unknown_points_to_the_edge_that_comes_closest() -> None:
 
 
 def test_a_formula_part_speaks_of_your_formula() -> None:
-    from chainrule.multipoint import diagnose_points
+    from chainrule.diagnosis.across_points import diagnose_points
     from chainrule.tests.point_analyses import seed_analyses, seed_points
 
     points = seed_points("visual-walkthrough")
@@ -174,7 +174,7 @@ def test_a_numeric_answer_is_diagnosed_without_torch(tmp_path: Path) -> None:
     stored = tmp_path / "analysis.json"
     stored.write_text(json.dumps(analysis.to_json()))
     script = (f"import sys, json\nsys.modules['torch'] = None\nsys.path.insert(0, {str(ROOT)!r})\n"
-              "from chainrule.diagnosis import diagnose_numeric\nfrom chainrule.model import Analysis\n"
+              "from chainrule.diagnosis.numeric import diagnose_numeric\nfrom chainrule.model import Analysis\n"
               f"analysis = Analysis.from_json(json.load(open({str(stored)!r})))\n"
               f"print(diagnose_numeric(analysis=analysis, part='x.grad', answer={answer!r})"
               ".detail['rule'])\n")

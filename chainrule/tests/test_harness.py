@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chainrule.harness import MAX_STDOUT_CHARS, harness_source, run_harness
-from chainrule.harness_values import MAX_NUMBERS
+from chainrule.code.encoding import MAX_NUMBERS
+from chainrule.code.harness import MAX_STDOUT_CHARS, harness_source, run_harness
 
 POINTS = [{"x0": 2.0, "y0": 3.0}, {"x0": 1.5, "y0": -0.5}]
 SIGNATURE = "grad_z(x, y) -> (dz_dx, dz_dy)"

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from chainrule import Diagnosis
-from chainrule.multipoint import diagnose_points
-from chainrule.points import evaluation_points
+from chainrule.diagnosis.across_points import diagnose_points
+from chainrule.evaluation_points import evaluation_points
 from chainrule.tests.point_analyses import analyses_at, seed_analyses, seed_points
 from chainrule.values import Value, format_value
 

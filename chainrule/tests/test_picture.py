@@ -18,9 +18,9 @@ from chainrule import (
     diagnose_numeric,
     graph_dot,
     graph_svg,
-    picture,
 )
-from chainrule.picture import FULL_DETAIL, NODE_DETAIL, WRONG
+from chainrule.picture import graph as picture
+from chainrule.picture.graph import FULL_DETAIL, NODE_DETAIL, WRONG
 from chainrule.tests.seeds import seed_analysis
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chainrule import Analysis
-from chainrule.points import ZERO_MARGIN, evaluation_points, kinks_clear, usable_points
+from chainrule.evaluation_points import ZERO_MARGIN, evaluation_points, kinks_clear, usable_points
 from chainrule.tests.point_analyses import seed_analyses, seed_points
 
 PARAMS: dict[str, Any] = {"x0": 2.0, "y0": -3.0, "steps": 3, "xs": [1.0, -2.0, 0.0], "flag": True}

@@ -10,8 +10,14 @@ from typing import Any
 import pytest
 import sympy
 
-from chainrule.symbolic import evaluate, expressions_equivalent, formula_expression, sample_points, variable_symbol
-from chainrule.symbolic_parse import MAX_DEPTH, SymbolicError, parse_expression
+from chainrule.answers.formula_parse import MAX_DEPTH, SymbolicError, parse_expression
+from chainrule.answers.formula_sympy import (
+    evaluate,
+    expressions_equivalent,
+    formula_expression,
+    sample_points,
+    variable_symbol,
+)
 
 VARIABLES = ["x", "y"]
 x, y = variable_symbol("x"), variable_symbol("y")

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from chainrule import Diagnosis
-from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
-from chainrule.symbolic_parse import SymbolicError
+from chainrule.answers.formula_grading import grade_symbolic, reference_formula_problem
+from chainrule.answers.formula_parse import SymbolicError
+from chainrule.answers.formula_sympy import formulas_equivalent
 from chainrule.tests.point_analyses import seed_analyses, seed_points
 
 WALKTHROUGH = {"x": "x0", "y": "y0"}
@@ -20,7 +21,8 @@ def grade(text: str, *, slug: str = "visual-walkthrough", part: str = "x.grad",
           variables: dict[str, str] | None = None, reference: str | None = None, **options: Any) -> Diagnosis:
     points = seed_points(slug, **options)
     return grade_symbolic(text=text, variables=variables or WALKTHROUGH, analyses=seed_analyses(slug, points),
-                          points=points, part=part, reference_formula=reference, rel_tol=1e-4, abs_tol=1e-6)
+                          points=points, part=part, reference_formula=reference, rel_tol=1e-4, abs_tol=1e-6,
+                          equivalence=formulas_equivalent)
 
 
 @pytest.mark.parametrize("text", ["y + 2x", "2*x + y", "y+2 x", "(y + x) + x", "2x + y^1"])

@@ -254,7 +254,7 @@ def test_proc_pressure_and_sys_are_empty(contained: Server) -> None:
 def test_student_code_cannot_forge_the_harness_result(contained: Server) -> None:
     """`emit()` then `os._exit(0)` once wrote the student's own verdict; now the student's code
     runs in a child without the result channel, and the harness reports what really happened."""
-    from chainrule.harness import harness_source
+    from chainrule.code.harness import harness_source
 
     forged = {"ok": True, "error": None, "stdout": "", "points": [{"values": {"0": 7.0, "1": 2.0}, "error": None}]}
     student = (

@@ -1,0 +1,102 @@
+"""Re-runs of the reference program under a wrong belief: detach() as the
+identity, other ReLU slopes, one backward call instead of k, or one too many.
+What each re-run leaves in a part is what a student holding that belief would
+answer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from chainrule.analysis.call_inspection import CallInspector
+from chainrule.analysis.execution import run_program
+from chainrule.analysis.hypotheses import PathFacts
+from chainrule.analysis.kink_stand_ins import KINK_MODES, KINK_OP_NAMES
+from chainrule.analysis.leaf_evidence import gather_leaf_evidence
+from chainrule.analysis.op_recording import ProgramRun, RunMode
+from chainrule.analysis.part_tensors import PartKey, read_part
+from chainrule.analysis.tensors import tensor_to_array
+from chainrule.errors import AnalysisError, ProgramError
+from chainrule.model import Graph
+
+
+@dataclass
+class Counterfactuals:
+    values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # mode → part → value
+    cut_paths: dict[str, list[PathFacts]] = field(default_factory=dict)  # leaf → paths through detach
+    notes: list[str] = field(default_factory=list)
+
+    def for_part(self, part: str) -> dict[str, np.ndarray]:
+        return {mode: values[part] for mode, values in self.values.items() if part in values}
+
+
+def modes_worth_running(run: ProgramRun, graph: Graph, accumulating: bool) -> dict[str, RunMode]:
+    """Only beliefs that can change an answer: a detach to ignore, a ReLU to
+    misread, or a .grad that really sums several backward calls."""
+    modes: dict[str, RunMode] = {}
+    if any(op.is_detach for op in run.ops):
+        modes["detach_identity"] = RunMode(detach_identity=True)
+    if any(node.name == "relu" for node in graph.nodes):
+        for slopes in ("identity", "dead", "flipped"):
+            modes[f"relu_{slopes}"] = RunMode(relu_slopes=slopes)
+    if any(node.name in KINK_OP_NAMES for node in graph.nodes):
+        for kinks in KINK_MODES:
+            modes[f"kinks_{kinks}"] = RunMode(kinks_ignored=kinks)
+    if accumulating:
+        modes["single_backward"] = RunMode(backward_limit=1)
+        modes["extra_backward"] = RunMode(repeat_last_backward=True)
+    return modes
+
+
+def run_counterfactuals(
+    *,
+    program: str,
+    params: Mapping[str, Any],
+    keys: list[PartKey],
+    modes: dict[str, RunMode],
+    max_paths: int,
+) -> Counterfactuals:
+    found = Counterfactuals()
+    for name, mode in modes.items():
+        inspector = CallInspector(max_paths=max_paths, explore_alternatives=False)
+        try:
+            # Only the detach re-run needs its paths; the others only need what ends up in .grad.
+            run = run_program(program=program, params=params, mode=mode,
+                              observer=inspector if mode.detach_identity else None)
+        except (ProgramError, AnalysisError) as error:
+            # A program may legitimately fail under a wrong belief; that
+            # belief then simply predicts no answer.
+            found.notes.append(f"counterfactual run {name} failed: {error}")
+            continue
+        found.values[name] = _part_values(run, keys)
+        if mode.detach_identity:
+            found.cut_paths = _paths_through_detach(inspector)
+    return found
+
+
+def _part_values(run: ProgramRun, keys: list[PartKey]) -> dict[str, np.ndarray]:
+    values = {}
+    for key in keys:
+        try:
+            value = read_part(run.namespace, key).value
+        except AnalysisError:
+            continue
+        if value is not None:
+            values[key.text] = np.asarray(value, dtype=float)
+    return values
+
+
+def _paths_through_detach(inspector: CallInspector) -> dict[str, list[PathFacts]]:
+    found: dict[str, list[PathFacts]] = {}
+    for leaf, evidence in gather_leaf_evidence(inspector.evidence).items():
+        cut = [
+            PathFacts(path.names, path.routes, tensor_to_array(path.grad))
+            for path in evidence.paths
+            if "detach" in path.names[1:-1]
+        ]
+        if cut:
+            found[leaf] = cut
+    return found

@@ -1,0 +1,148 @@
+"""A whole backward pass by hand, node by node in topological order, so one
+node's vector-Jacobian product can be replaced and the effect on every leaf
+measured. Backward is linear in the gradient, so a mutation's effect is the
+difference at the mutated node's inputs carried down to the leaves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from chainrule.analysis.node_catalog import is_leaf_node, node_shape
+from chainrule.analysis.path_contributions import node_vjp, reduce_to_shape
+
+LeafName = Callable[[Any], str]
+InputGrads = tuple[torch.Tensor | None, ...]
+
+
+@dataclass
+class Flood:
+    """The reference backward pass of one call: what reaches every node."""
+
+    order: list[Any]  # topological: every node after all nodes that feed it gradient
+    incoming: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # id(node) → grad per output slot
+    outgoing: dict[int, InputGrads] = field(default_factory=dict)  # id(node) → grad per input
+    leaves: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+def topological_order(root: Any) -> list[Any]:
+    parents: dict[int, int] = {}
+    nodes: dict[int, Any] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in nodes:
+            continue
+        nodes[id(node)] = node
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is not None:
+                parents[id(child)] = parents.get(id(child), 0) + 1
+                stack.append(child)
+    order, ready = [], [root]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is None:
+                continue
+            parents[id(child)] -= 1
+            if parents[id(child)] == 0:
+                ready.append(child)
+    return order
+
+
+def _slot_grads(node: Any, by_slot: dict[int, torch.Tensor]) -> list[torch.Tensor]:
+    metadata = getattr(node, "_input_metadata", ())
+    if not metadata:
+        return [by_slot.get(0, torch.zeros(()))]
+    return [by_slot[i] if i in by_slot else torch.zeros(list(item.shape), dtype=item.dtype)
+            for i, item in enumerate(metadata)]
+
+
+Transform = Callable[[Any, list[torch.Tensor], InputGrads], InputGrads]
+
+
+def _propagate(
+    order: list[Any], start: dict[int, dict[int, torch.Tensor]], leaf_name: LeafName, record: Flood | None,
+    transform: Transform | None = None,
+) -> dict[str, torch.Tensor]:
+    """Carry the gradients in `start` (id(node) → slot → grad) down the graph."""
+    pending = start
+    leaves: dict[str, torch.Tensor] = {}
+    for node in order:
+        by_slot = pending.pop(id(node), None)
+        if by_slot is None:
+            continue
+        if is_leaf_node(node):
+            name = leaf_name(node)
+            grad = reduce_to_shape(by_slot.get(0, torch.zeros(())), list(node.variable.shape))
+            leaves[name] = leaves[name] + grad if name in leaves else grad
+            continue
+        grads = _slot_grads(node, by_slot)
+        inputs = _reduced(node, node_vjp(node, grads))
+        if transform is not None:
+            inputs = transform(node, grads, inputs)
+        if record is not None:
+            record.incoming[id(node)] = grads
+            record.outgoing[id(node)] = inputs
+        _pass_on(node, inputs, pending)
+    return leaves
+
+
+def _reduced(node: Any, inputs: InputGrads) -> InputGrads:
+    """Each input's gradient with that input's shape (a broadcast bias gets the sum over rows)."""
+    return tuple(
+        grad if child is None or grad is None else reduce_to_shape(grad, node_shape(child, child_slot))
+        for (child, child_slot), grad in zip(node.next_functions, inputs, strict=False)
+    )
+
+
+def _pass_on(node: Any, inputs: InputGrads, pending: dict[int, dict[int, torch.Tensor]]) -> None:
+    for (child, child_slot), grad in zip(node.next_functions, inputs, strict=False):
+        if child is None or grad is None:
+            continue
+        grad = reduce_to_shape(grad, node_shape(child, child_slot))
+        slots = pending.setdefault(id(child), {})
+        slots[child_slot] = slots[child_slot] + grad if child_slot in slots else grad
+
+
+def flood(root: Any, seed: torch.Tensor, leaf_name: LeafName) -> Flood:
+    record = Flood(order=topological_order(root))
+    with torch.no_grad():
+        record.leaves = _propagate(record.order, {id(root): {0: seed}}, leaf_name, record)
+    return record
+
+
+def leaf_deltas(
+    record: Flood, node: Any, wrong: InputGrads, leaf_name: LeafName, position: dict[int, int]
+) -> dict[str, torch.Tensor]:
+    """What each leaf's gradient changes by when `node` passes `wrong` to its
+    inputs instead of what it really passes."""
+    right = record.outgoing.get(id(node))
+    if right is None:
+        return {}
+    start: dict[int, dict[int, torch.Tensor]] = {}
+    for (child, child_slot), used, real in zip(node.next_functions, wrong, right, strict=False):
+        if child is None or used is None or (real is not None and real.numel() != used.numel()):
+            continue
+        delta = used - real.reshape(used.shape) if real is not None else used
+        if not bool(delta.any()):
+            continue  # this input gets what it really gets
+        delta = reduce_to_shape(delta, node_shape(child, child_slot))
+        slots = start.setdefault(id(child), {})
+        slots[child_slot] = slots[child_slot] + delta if child_slot in slots else delta
+    if not start:
+        return {}
+    first = min(position[key] for key in start)
+    with torch.no_grad():
+        return _propagate(record.order[first:], start, leaf_name, None)
+
+
+def flood_with(root: Any, seed: torch.Tensor, leaf_name: LeafName, order: list[Any],
+               transform: Transform) -> dict[str, torch.Tensor]:
+    """The leaves' gradients when `transform` may replace what any node passes on."""
+    with torch.no_grad():
+        return _propagate(order, {id(root): {0: seed}}, leaf_name, None, transform)

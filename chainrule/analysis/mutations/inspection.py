@@ -1,0 +1,177 @@
+"""Every mutation of every node of one backward call, measured: how each
+leaf's gradient changes when that one node's vector-Jacobian product is the
+student's wrong one. Also the right local derivative of every edge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from chainrule.analysis.mutations.flood import Flood, flood, leaf_deltas
+from chainrule.analysis.mutations.generic import node_mutations
+from chainrule.analysis.mutations.labels import input_labels
+from chainrule.analysis.mutations.model import Mutation, NodeContext
+from chainrule.analysis.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
+from chainrule.analysis.tensors import tensor_to_value
+from chainrule.op_names import op_name
+
+MAX_MUTATIONS_PER_CALL = 5_000
+NEGLIGIBLE = 1e-9
+MAX_SHOWN_VALUES = 6  # a factor's values are quoted in the words up to this many entries
+
+
+@dataclass
+class MeasuredMutation:
+    detail: dict[str, Any]  # JSON-safe: edge names, used/right formulas, rule, lesson
+    edge: tuple[str, str]  # node ids, forward direction
+    deltas: dict[str, torch.Tensor]  # leaf name → wrong minus right
+
+
+@dataclass
+class CallMutations:
+    mutations: list[MeasuredMutation] = field(default_factory=list)
+    local_derivatives: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    right: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str]) -> CallMutations:
+    def leaf_name(node: Any) -> str:
+        return catalog.node_name(node)
+    with torch.no_grad():
+        return _measure(root, seed, catalog, leaves, leaf_name)
+
+
+def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
+    record = flood(root, seed, leaf_name)
+    position = {id(node): index for index, node in enumerate(record.order)}
+    found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
+    singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
+    sites = _sites(record.order)
+    for node in record.order:
+        if is_leaf_node(node) or id(node) not in record.outgoing:
+            continue
+        context = _context(node, record, catalog)
+        try:
+            rights, mutations = node_mutations(context)
+        except (RuntimeError, ValueError, TypeError, AttributeError, IndexError) as error:
+            found.notes.append(f"local derivatives of {op_name(type(node).__name__)} not analysed: {error}")
+            continue
+        for right in rights:
+            child = node.next_functions[right.slot][0]
+            found.local_derivatives.append({"source": catalog.node_id(child), "target": catalog.node_id(node),
+                                            "formula": right.formula, "value": _plain(right.value)})
+        for mutation in mutations:
+            if len(found.mutations) >= MAX_MUTATIONS_PER_CALL:
+                found.notes.append(f"only the first {MAX_MUTATIONS_PER_CALL} wrong local derivatives were tried")
+                return found
+            measured = _measured(mutation, node, record, catalog, leaf_name, position, leaves)
+            if measured is not None:
+                measured.detail["site"] = sites[id(node)]
+                found.mutations.append(measured)
+                singles.append((node, mutation, measured))
+    found.mutations.extend(_pairs(root, seed, record, catalog, leaf_name, leaves, singles))
+    return found
+
+
+def _pairs(
+    root: Any, seed: torch.Tensor, record: Flood, catalog: NodeCatalog, leaf_name: Any, leaves: set[str],
+    singles: list[tuple[Any, Mutation, MeasuredMutation]],
+) -> list[MeasuredMutation]:
+    measured = {id(mutation): item for _, mutation, item in singles}
+    chosen = pairable([(node, mutation) for node, mutation, _ in singles], record)
+
+    def context_of(node: Any, grads: list[torch.Tensor], inputs: Any) -> NodeContext:
+        return NodeContext(node, grads, inputs, input_labels(node, catalog), _value_of(node, catalog))
+
+    found = []
+    reach = below(record)
+    for first, second in pairs_of(chosen):
+        a, b = measured[id(first[1])], measured[id(second[1])]
+        if in_series(first, second, reach):
+            grads = pair_grads(root=root, seed=seed, record=record, leaf_name=leaf_name, first=first,
+                               second=second, context_of=context_of)
+            deltas = {name: grads[name] - right for name, right in record.leaves.items()
+                      if name in leaves and name in grads}
+        else:
+            deltas = {name: _summed(a.deltas.get(name), b.deltas.get(name)) for name in {*a.deltas, *b.deltas}}
+        if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
+            continue
+        detail = {"rule": "pair", "pair_rules": [a.detail["rule"], b.detail["rule"]],
+                  "used": f"{a.detail['used']}; {b.detail['used']}",
+                  "pair_edges": [list(a.edge), list(b.edge)],
+                  "mistakes": [_component(a), _component(b)]}
+        found.append(MeasuredMutation(detail, a.edge, deltas))
+    return found
+
+
+def _summed(left: torch.Tensor | None, right: torch.Tensor | None) -> torch.Tensor:
+    if left is None or right is None:
+        found = left if left is not None else right
+        assert found is not None
+        return found
+    return left + right
+
+
+def _component(item: MeasuredMutation) -> dict[str, Any]:
+    keys = ("edge", "op", "rule", "used", "right", "label", "lesson")
+    return {"kind": "wrong_local_derivative", **{key: item.detail[key] for key in keys}, "edge_ids": list(item.edge)}
+
+
+def _value_of(node: Any, catalog: NodeCatalog) -> Any:
+    def value_of(slot: int) -> torch.Tensor | None:
+        child = node.next_functions[slot][0]
+        return catalog.forward_value(child) if child is not None else None
+
+    return value_of
+
+
+def _sites(order: list[Any]) -> dict[int, int]:
+    """Which occurrence of its op each node is, in backward order: the same op of a loop body has
+    the same site in every iteration's backward call, so one slip made in every call adds up."""
+    seen: dict[str, int] = {}
+    sites = {}
+    for node in order:
+        name = type(node).__name__
+        sites[id(node)] = seen.get(name, 0)
+        seen[name] = sites[id(node)] + 1
+    return sites
+
+
+def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
+    return NodeContext(node, record.incoming[id(node)], record.outgoing[id(node)], input_labels(node, catalog),
+                       _value_of(node, catalog))
+
+
+def _measured(
+    mutation: Mutation, node: Any, record: Flood, catalog: NodeCatalog, leaf_name: Any,
+    position: dict[int, int], leaves: set[str],
+) -> MeasuredMutation | None:
+    deltas = {name: delta for name, delta in leaf_deltas(record, node, mutation.wrong, leaf_name, position).items()
+              if name in leaves}
+    if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
+        return None
+    child = node.next_functions[mutation.slots[0]][0]
+    op = op_name(type(node).__name__)
+    detail: dict[str, Any] = {
+        "edge": [catalog.node_name(child), op],
+        "op": op,
+        "rule": mutation.rule,
+        "generic": mutation.generic,
+        "family": "generic" if mutation.generic else "structural" if mutation.structural else "elementwise",
+        "used": mutation.used,
+        "right": mutation.right,
+        "lesson": mutation.lesson,
+        "label": input_labels(node, catalog)[mutation.slots[0]],
+    }
+    for key, value in (("used_value", mutation.used_value), ("right_value", mutation.right_value)):
+        if value is not None and value.numel() <= MAX_SHOWN_VALUES and bool(torch.isfinite(value).all()):
+            detail[key] = float(value) if value.numel() == 1 else _plain(value)
+    return MeasuredMutation(detail, (catalog.node_id(child), catalog.node_id(node)), deltas)
+
+
+def _plain(tensor: torch.Tensor) -> Any:
+    return tensor_to_value(tensor.detach().double())

@@ -1,0 +1,131 @@
+"""Stable ids, names and forward values for the autograd nodes of one run.
+
+Op ids come from the position of the forward call that created the node
+(`op7`), so the same program re-run under a counterfactual mode gives the same
+ids and paths can be compared across runs. Leaves are named after the variable
+that holds them in the program's namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from chainrule.analysis.op_recording import ForwardOp, ProgramRun
+from chainrule.op_names import op_name
+from chainrule.values import format_number
+
+MAX_KEPT_ELEMENTS = 256  # larger forward values are not worth a picture label
+
+
+def is_leaf_node(node: Any) -> bool:
+    return type(node).__name__ == "AccumulateGrad"
+
+
+class NodeCatalog:
+    def __init__(self, run: ProgramRun) -> None:
+        self.run = run
+        self._ops: dict[int, ForwardOp] = {}
+        self._indexed = 0
+        self._fallback_ids: dict[int, str] = {}
+        self._fallback_names: dict[int, str] = {}
+        self._kept: list[Any] = []  # keeps id() of named objects from being reused
+
+    def refresh(self) -> None:
+        """Index forward ops recorded since the last call."""
+        for op in self.run.ops[self._indexed :]:
+            if op.grad_fn is not None:
+                self._ops.setdefault(id(op.grad_fn), op)
+        self._indexed = len(self.run.ops)
+
+    def op_for(self, node: Any) -> ForwardOp | None:
+        return self._ops.get(id(node))
+
+    def node_id(self, node: Any) -> str:
+        if is_leaf_node(node):
+            return f"leaf:{self.leaf_name(node.variable)}"
+        op = self.op_for(node)
+        if op is not None:
+            return f"op{op.seq}"
+        if id(node) not in self._fallback_ids:
+            # Created inside a composite call we did not see: number it by discovery.
+            self._kept.append(node)
+            self._fallback_ids[id(node)] = f"inner{len(self._fallback_ids) + 1}"
+        return self._fallback_ids[id(node)]
+
+    def node_name(self, node: Any) -> str:
+        if is_leaf_node(node):
+            return self.leaf_name(node.variable)
+        return op_name(type(node).__name__)
+
+    def leaf_name(self, tensor: torch.Tensor) -> str:
+        name = self.tensor_name(tensor)
+        if name is not None:
+            return name
+        if id(tensor) not in self._fallback_names:
+            self._kept.append(tensor)
+            self._fallback_names[id(tensor)] = f"leaf{len(self._fallback_names) + 1}"
+        return self._fallback_names[id(tensor)]
+
+    def constant_label(self, saved: Any) -> str | None:
+        """How an operand autograd saved reads in a formula: the program's name for that tensor, else the
+        number of a one-element tensor or a Python number; None for anything else."""
+        if isinstance(saved, torch.Tensor):
+            return self.tensor_name(saved) or (format_number(float(saved)) if saved.numel() == 1 else None)
+        if isinstance(saved, (int, float)) and not isinstance(saved, bool):
+            return format_number(float(saved))
+        return None
+
+    def operand_label(self, saved: Any) -> str:
+        """A saved tensor operand as it reads in an op's formula (`x` in w*x, the 4 in 4*x); "c" otherwise."""
+        return (self.constant_label(saved) if isinstance(saved, torch.Tensor) else None) or "c"
+
+    def tensor_name(self, tensor: torch.Tensor) -> str | None:
+        """The program's variable for this very tensor (identity, not value),
+        or a module parameter such as `layer.weight`."""
+        namespace = self.run.namespace
+        for name, value in namespace.items():
+            if value is tensor and not name.startswith("_"):
+                return name
+        for name, value in namespace.items():
+            if isinstance(value, torch.nn.Module) and not name.startswith("_"):
+                for param_name, param in value.named_parameters():
+                    if param is tensor:
+                        return f"{name}.{param_name}"
+        return None
+
+    def forward_value(self, node: Any) -> torch.Tensor | None:
+        if is_leaf_node(node):
+            return node.variable.detach()
+        op = self.op_for(node)
+        return op.value if op is not None else None
+
+    def output_tensor_name(self, node: Any) -> str | None:
+        op = self.op_for(node)
+        return self.tensor_name(op.output) if op is not None else None
+
+
+def node_shape(node: Any, slot: int = 0) -> list[int]:
+    """Shape of the tensor a node produced (output `slot`), from autograd's
+    own metadata, so it is known even for nodes we never saw created."""
+    metadata = getattr(node, "_input_metadata", ())
+    if slot < len(metadata):
+        return list(metadata[slot].shape)
+    if is_leaf_node(node):
+        return list(node.variable.shape)
+    return []
+
+
+def walk_nodes(root: Any) -> list[Any]:
+    """Every autograd node reachable from `root`, each once, in a stable order."""
+    seen: set[int] = set()
+    order: list[Any] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        order.append(node)
+        stack.extend(child for child, _ in reversed(getattr(node, "next_functions", ())))
+    return order

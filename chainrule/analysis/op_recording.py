@@ -1,0 +1,134 @@
+"""Run a reference program while recording what autograd needs explained:
+every forward operation (with its value and the node it produced) and every
+backward call (with its output and seed). A RunMode turns the same run into a
+counterfactual one (detach as identity, other ReLU slopes, fewer or more
+backward calls)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from chainrule.analysis.kink_stand_ins import kink_stand_in
+from chainrule.analysis.stand_ins import DETACH_FUNCTIONS, stand_in
+
+
+@dataclass(frozen=True)
+class RunMode:
+    detach_identity: bool = False
+    relu_slopes: str | None = None  # see stand_ins.Relu
+    kinks_ignored: str | None = None  # "backward" or "both", see kink_stand_ins
+    backward_limit: int | None = None  # run only the first N backward calls
+    repeat_last_backward: bool = False  # one backward call too many
+
+
+@dataclass
+class ForwardOp:
+    seq: int  # position among all intercepted calls: equal across re-runs
+    func_name: str
+    value: torch.Tensor  # detached copy of the output at creation time
+    grad_fn: Any | None  # held so id(grad_fn) stays unique for the whole run
+    inputs: list[torch.Tensor]
+    output: torch.Tensor
+    is_detach: bool
+
+
+@dataclass
+class BackwardCall:
+    index: int
+    output: torch.Tensor
+    seed: torch.Tensor | None  # None only if torch is about to reject the call
+    seed_given: bool
+    inputs: list[torch.Tensor] | None
+
+
+@dataclass
+class ProgramRun:
+    namespace: dict[str, Any]
+    ops: list[ForwardOp] = field(default_factory=list)
+    calls: list[BackwardCall] = field(default_factory=list)
+    printed: str = ""
+
+
+class BackwardObserver(Protocol):
+    def __call__(
+        self, run: ProgramRun, calls: list[BackwardCall], proceed: Callable[[], None]
+    ) -> None: ...
+
+
+class RecordingMode(TorchFunctionMode):
+    def __init__(self, run: ProgramRun, mode: RunMode) -> None:
+        super().__init__()
+        self.run = run
+        self.mode = mode
+        self.paused = False
+        self.seq = 0
+
+    @contextlib.contextmanager
+    def pause(self) -> Iterator[None]:
+        """Our own torch calls (during backward inspection) are not the program's."""
+        previous, self.paused = self.paused, True
+        try:
+            yield
+        finally:
+            self.paused = previous
+
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if self.paused:
+            return func(*args, **kwargs)
+        self.seq += 1
+        replacement = stand_in(
+            func,
+            args,
+            kwargs,
+            detach_identity=self.mode.detach_identity,
+            relu_slopes=self.mode.relu_slopes,
+        )
+        if replacement is None and self.mode.kinks_ignored:
+            replacement = kink_stand_in(func, args, kwargs, self.mode.kinks_ignored)
+        result = replacement() if replacement else func(*args, **kwargs)
+        self._record(self.seq, func, [*args, *kwargs.values()], result)
+        return result
+
+    def _record(self, seq: int, func: Callable[..., Any], args: list[Any], result: Any) -> None:
+        is_detach = func in DETACH_FUNCTIONS
+        outputs = result if isinstance(result, (tuple, list)) else [result]
+        seen: set[int] = set()
+        for output in outputs:
+            if not isinstance(output, torch.Tensor):
+                continue
+            grad_fn = output.grad_fn
+            if (grad_fn is None and not is_detach) or id(grad_fn) in seen:
+                continue
+            seen.add(id(grad_fn))
+            self.run.ops.append(
+                ForwardOp(
+                    seq=seq,
+                    func_name=getattr(func, "__name__", type(func).__name__),
+                    value=output.detach().clone(),
+                    grad_fn=grad_fn,
+                    inputs=list(_tensors_in(args)),
+                    output=output,
+                    is_detach=is_detach,
+                )
+            )
+
+
+def _tensors_in(items: Sequence[Any]) -> Iterator[torch.Tensor]:
+    for item in items:
+        if isinstance(item, torch.Tensor):
+            yield item
+        elif isinstance(item, (list, tuple)):
+            yield from _tensors_in(item)

@@ -1,0 +1,118 @@
+"""Grade a code part from what the harness job reported (chainrule.code.harness),
+outside the sandbox. The report is untrusted and validated first; student
+code that fails becomes a `code_error` diagnosis with the harness's message
+(it names the student's own line); code that runs is diagnosed at every
+evaluation point by chainrule.diagnosis.across_points, one diagnosis per part."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
+from chainrule.diagnosis.across_points import diagnose_points, point_text
+from chainrule.diagnosis.numeric import Diagnosis
+from chainrule.model import Analysis
+from chainrule.values import Value
+
+Point = dict[str, Any]
+
+
+def grade_code(
+    *,
+    harness_output: Any,
+    analyses: list[Analysis],
+    points: list[Point],
+    parts: list[str],
+    returns: Sequence[str | None] | None,
+    rel_tol: float,
+    abs_tol: float,
+    reference_error: str | None = None,
+) -> dict[str, Diagnosis]:
+    """Function mode: `returns[i]` is the part that the function's i-th return
+    value answers (None for a value not graded). Program and fix mode:
+    `returns` is None and each part (`x.grad`) is read by that name.
+    `reference_error` is the exception type the reference itself raises at
+    every point (then `analyses` may be empty): raising it is the answer."""
+    if returns is not None and any(part not in returns for part in parts):
+        raise ValueError("every graded part must be one of the function's return values")
+    try:
+        output = validated_output(harness_output, point_count=len(points))
+    except MalformedOutput as problem:
+        return {part: _malformed(part, analyses, str(problem)) for part in parts}
+    if reference_error is not None:
+        return {part: _compared_by_exception(part, output, points, reference_error) for part in parts}
+    if not output.points:
+        error = output.error or "Your code produced no results."
+        return {part: _code_error(part, analyses, error, {}) for part in parts}
+    return {part: _graded_part(part, output, analyses, points, returns, rel_tol, abs_tol) for part in parts}
+
+
+def _graded_part(
+    part: str, output: HarnessOutput, analyses: list[Analysis], points: list[Point],
+    returns: Sequence[str | None] | None, rel_tol: float, abs_tol: float,
+) -> Diagnosis:
+    key = part if returns is None else str(list(returns).index(part))
+    failures = [(index, problem) for index, point in enumerate(output.points)
+                if (problem := _point_problem(point, key, part)) is not None]
+    if failures:
+        return _failed_at_points(part, analyses, points, failures)
+    answers: list[Value] = [point.values[key] for point in output.points]
+    return diagnose_points(analyses=analyses, part=part, answers=answers, rel_tol=rel_tol, abs_tol=abs_tol,
+                           points=points)
+
+
+def _point_problem(point: PointOutput, key: str, part: str) -> str | None:
+    if point.error is not None:
+        return point.error
+    if key in point.unread:
+        return point.unread[key]
+    if key not in point.values:
+        return f"Your code's result for {part} is missing."
+    return None
+
+
+def _failed_at_points(
+    part: str, analyses: list[Analysis], points: list[Point], failures: list[tuple[int, str]]
+) -> Diagnosis:
+    index, problem = failures[0]
+    if len(failures) == len(points) and all(other == problem for _, other in failures):
+        return _code_error(part, analyses, problem, {"failed_points": len(failures)})
+    others = f" It fails at {len(failures)} of the {len(points)} points checked." if len(failures) > 1 else ""
+    message = f"At {point_text(points[index])}: {problem}{others}"
+    return _code_error(part, analyses, message, {"point": points[index], "failed_points": len(failures)})
+
+
+def _code_error(part: str, analyses: list[Analysis], message: str, detail: dict[str, Any]) -> Diagnosis:
+    return Diagnosis(part, False, "code_error", [], message, expected=_expected(analyses, part),
+                     detail={"error": message, **detail})
+
+
+def _malformed(part: str, analyses: list[Analysis], problem: str) -> Diagnosis:
+    message = ("The grader could not read the results of your code. Do not print to or replace the grading "
+               "harness, and keep outputs small; then submit again.")
+    return Diagnosis(part, False, "unknown", [], message, expected=_expected(analyses, part),
+                     detail={"reason": "malformed_output", "problem": problem})
+
+
+def _expected(analyses: list[Analysis], part: str) -> Value:
+    reference = analyses[0].parts.get(part) if analyses else None
+    return reference.value if reference is not None else None
+
+
+def _compared_by_exception(part: str, output: HarnessOutput, points: list[Point], expected: str) -> Diagnosis:
+    """The reference raises `expected` at every point; so must the student's code."""
+    if not output.points:
+        return _code_error(part, [], output.error or "Your code produced no results.", {})
+    for index, point in enumerate(output.points):
+        raised = point.raised
+        if raised is None:
+            message = (f"At {point_text(points[index])} your code runs without error, but autograd refuses this "
+                       f"program: it raises {expected}. Find the operation autograd cannot allow.")
+            return Diagnosis(part, False, "unknown", [], message, detail={"reason": "no_exception",
+                                                                          "expected_exception": expected})
+        if raised.type != expected:
+            return _code_error(part, [], f"At {point_text(points[index])}: {raised.message}",
+                               {"expected_exception": expected, "line": raised.line})
+    message = f"Correct: your code raises {expected}, as autograd does for this program, at all {len(points)} points."
+    return Diagnosis(part, True, "correct", [], message, detail={"expected_exception": expected})

@@ -1,0 +1,393 @@
+"""The job that runs a code part INSIDE the sandbox.
+
+This file is itself the job's source (harness_source): it imports nothing from
+chainrule and holds no answers and no reference program. It gets the student's
+source, the mode, what to call or read, and the evaluation points as plain
+parameters; it runs the code once per point in a fresh namespace and reports
+JSON values, or errors written for the student that point at the student's
+own lines. The student's code runs in this same process and can replace any
+of it, so everything emitted is untrusted: chainrule.answers.code_grading checks it.
+
+Input:  {"parts": [part, ...]} (one report per part, in order) or one part:
+        {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
+         function mode: "function": str, "args": [param], "arity": int, "returns": int,
+                        "arg_type": "float" | "tensor", "signature": str, "forbid_autograd": bool
+         program/fix:   "reads": ["x.grad", "z", ...]}
+Output: {"ok": bool, "error": str | None, "stdout": str,
+         "points": [{"values": {key: value}, "error": str | None,
+                     "unread": {key: why}, "raised": {"type", "message", "line"} | None}]}
+Function mode keys values by return position ("0", "1", …); program mode by the read."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import copy
+import inspect
+import io
+import json
+import math
+import re
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from chainrule.code.encoding import StudentError, count_text, plain_value, returned_values, with_article
+
+STUDENT_FILENAME = "<student>"
+MAX_SOURCE_CHARS = 50_000
+MAX_POINTS = 32
+MAX_STDOUT_CHARS = 4_000
+MAX_MESSAGE_CHARS = 600
+MAX_OUTPUT_CHARS = 512 * 1024
+_READ = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9][A-Za-z0-9_]*)*")
+_FUTURE = "from __future__ import annotations\n"
+_OWN_IMPORT = ("from chainrule.code.encoding import "
+               "StudentError, count_text, plain_value, returned_values, with_article\n")
+_ENTRY = """
+
+if __name__ == "__main__":
+    if "job_input" not in globals():
+        from sandbox_guest import emit, job_input
+    emit(run_harness(job_input()))
+"""
+
+
+def harness_source() -> str:
+    """The job's Python source: encoding.py, then this file without its
+    import of it, then a call of the runner's job_input() and emit()."""
+    here = Path(__file__)
+    values = here.with_name("encoding.py").read_text(encoding="utf-8")
+    own = here.read_text(encoding="utf-8")
+    if _FUTURE not in own or _OWN_IMPORT not in own:
+        raise RuntimeError("harness.py no longer has the lines harness_source() removes")
+    return values + "\n\n" + own.replace(_FUTURE, "", 1).replace(_OWN_IMPORT, "", 1) + _ENTRY
+
+
+class _BoundedText(io.StringIO):
+    def write(self, text: str) -> int:
+        room = MAX_STDOUT_CHARS - self.tell()
+        if room > 0:
+            super().write(str(text)[:room])
+        return len(text)
+
+
+MAX_PARTS = 16
+
+
+def run_harness(job: dict[str, Any]) -> dict[str, Any]:
+    """One code part, or `{"parts": [job, ...]}`: every code part of a submission in one job
+    (then `{"parts": [report, ...]}`, each part's code in its own child process)."""
+    if isinstance(job, dict) and isinstance(job.get("parts"), list) and len(job["parts"]) <= MAX_PARTS:
+        return {"parts": [_run_one_part(part) for part in job["parts"]]}
+    return _run_one_part(job)
+
+
+def _run_one_part(job: dict[str, Any]) -> dict[str, Any]:
+    printed = _BoundedText()
+    try:
+        request = _request(job)
+        code = _compiled(request["source"])
+    except StudentError as error:
+        return _report([], str(error), printed)
+    return _in_child_process(lambda: _run_points(request, code, printed))
+
+
+def _run_points(request: dict[str, Any], code: Any, printed: _BoundedText) -> dict[str, Any]:
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        results = [_run_point(request, code, point) for point in request["points"]]
+    return _report(results, next((r["error"] for r in results if r["error"]), None), printed)
+
+
+RESULT_FD = 3  # the sandbox's result channel (sandbox.confine.RESULT_FD)
+_PR_SET_DUMPABLE = 4
+_DIED = ("Your code ended the grading process (os._exit(), a signal or a crash) before its results were "
+         "read; let it finish normally.")
+
+
+def _in_child_process(work: Any) -> dict[str, Any]:
+    """Run the student's code in a forked child that never holds the result channel.
+
+    This process keeps fd 3 and emits; the child closes it before any student code runs,
+    so `sandbox_guest.emit(...)` followed by `os._exit(0)` in the student's code forges
+    nothing. Not dumpable, this process's /proc/<pid>/fd and memory are closed to the child.
+    The child's report pipe is the student's to write, like any value its code computes: it is
+    only ever read as per-point values, checked for shape here and again by code_grading."""
+    import ctypes
+    import os
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        with contextlib.suppress(OSError):
+            os.close(RESULT_FD)
+        guest = __import__("sys").modules.get("sandbox_guest")
+        if guest is not None:
+            guest._state.update(result_fd=-1, emitted=True)
+        try:
+            payload = json.dumps(work()).encode()
+        except BaseException:  # noqa: BLE001 - an unserialisable report is a failed run
+            payload = b""
+        view = memoryview(payload)
+        with contextlib.suppress(OSError):
+            while view:
+                view = view[os.write(write, view):]
+        os._exit(0)
+    os.close(write)
+    chunks, size = [], 0
+    while (chunk := os.read(read, 1 << 16)) and size <= 2 * MAX_OUTPUT_CHARS:
+        chunks.append(chunk)
+        size += len(chunk)
+    os.close(read)
+    if size > 2 * MAX_OUTPUT_CHARS:
+        os.kill(child, 9)
+    _, status, usage = os.wait4(child, 0)
+    try:
+        report = json.loads(b"".join(chunks))
+    except ValueError:
+        report = None
+    shaped = isinstance(report, dict) and isinstance(report.get("points"), list) and isinstance(report.get("ok"), bool)
+    if not shaped or size > 2 * MAX_OUTPUT_CHARS:
+        return {"ok": False, "error": _cpu_limit_message(status, usage) or _DIED, "points": [], "stdout": ""}
+    return dict(report)
+
+
+def _cpu_limit_message(status: int, usage: Any) -> str | None:
+    """The child inherits the job's CPU rlimit with a fresh counter: killed by it (SIGXCPU, then SIGKILL
+    at the hard limit), the student's code ran too long, which is what the student must be told."""
+    import os
+    import resource
+    import signal
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
+    if not os.WIFSIGNALED(status) or soft == resource.RLIM_INFINITY:
+        return None
+    spent = usage.ru_utime + usage.ru_stime
+    if os.WTERMSIG(status) == signal.SIGXCPU or (os.WTERMSIG(status) == signal.SIGKILL and spent >= soft - 0.05):
+        return f"CPU time limit of {soft:g} s exceeded: your code kept running (an endless loop?)."
+    return None
+
+
+def _report(points: list[dict[str, Any]], error: str | None, printed: _BoundedText) -> dict[str, Any]:
+    report = {"ok": error is None, "error": error, "points": points, "stdout": printed.getvalue()}
+    if len(json.dumps(report)) > MAX_OUTPUT_CHARS:
+        too_big = "Your code's results are too large to grade: return or keep only the gradients asked for."
+        return {"ok": False, "error": too_big, "points": [], "stdout": report["stdout"]}
+    return report
+
+
+def _request(job: Any) -> dict[str, Any]:
+    """The grader's own input, checked so a misconfigured part fails clearly."""
+    if not isinstance(job, dict):
+        raise StudentError("The grader's harness input is invalid (not an object).")
+    request = {"arg_type": "float", "returns": 1, "forbid_autograd": False, "reads": [], "args": [], **job}
+    try:
+        _require(request["mode"] in ("function", "program", "fix") and isinstance(request["source"], str), "mode")
+        points, reads = request["points"], request["reads"]
+        _require(isinstance(points, list) and len(points) <= MAX_POINTS and
+                 all(isinstance(point, dict) for point in points), "points")
+        _require(all(isinstance(read, str) and _READ.fullmatch(read) for read in reads), "reads")
+        if request["mode"] == "function":
+            _require(str(request["function"]).isidentifier() and request["arg_type"] in ("float", "tensor"), "function")
+            _require(request.setdefault("arity", len(request["args"])) == len(request["args"]), "arity")
+            _require(isinstance(request["returns"], int) and request["returns"] >= 1, "returns")
+            _require(all(name in point for point in points for name in request["args"]), "args")
+            request.setdefault("signature", f"{request['function']}({', '.join(request['args'])})")
+    except (KeyError, TypeError) as error:
+        raise StudentError(f"The grader's harness input is invalid ({type(error).__name__} {error}).") from None
+    if len(request["source"]) > MAX_SOURCE_CHARS:
+        raise StudentError(f"Your code is too long (more than {MAX_SOURCE_CHARS} characters).")
+    return request
+
+
+def _require(condition: bool, field: str) -> None:
+    if not condition:
+        raise StudentError(f"The grader's harness input is invalid ({field}).")
+
+
+def _compiled(source: str) -> Any:
+    try:  # dont_inherit: this file's `from __future__` must not change the student's code
+        return compile(source, STUDENT_FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        raise StudentError(syntax_message(error, source)) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as error:
+        raise StudentError(f"Your code cannot be compiled: {error}") from None
+
+
+def syntax_message(error: SyntaxError, source: str) -> str:
+    line = error.lineno or 0
+    lines = source.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else (error.text or "").rstrip("\n")
+    where = f" (line {line})" if line else ""
+    if not text.strip():
+        return _clipped(f"{type(error).__name__}: {error.msg}{where}")
+    caret = "".join(char if char == "\t" else " " for char in text[: max((error.offset or 1) - 1, 0)]) + "^"
+    return _clipped(f"{type(error).__name__}: {error.msg}{where}\n    {text[:200]}\n    {caret[:201]}")
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+
+
+def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dict[str, Any]:
+    try:
+        import numpy as np
+        import torch
+    except ImportError:  # a by-hand part runs in a job where torch does not exist
+        return _run_plain_point(request, code, point)
+    torch.manual_seed(0)
+    torch.set_grad_enabled(True)  # undo what the code may have changed at the previous point
+    torch.set_default_dtype(torch.float32)
+    namespace = {"__builtins__": builtins, "__name__": "__student__", "torch": torch, "math": math, "np": np,
+                 **copy.deepcopy(point)}
+    function_mode = request["mode"] == "function"
+    with _autograd_refused(torch, function_mode and bool(request["forbid_autograd"])):
+        try:
+            exec(code, namespace)  # noqa: S102 - student code, inside the sandbox
+        except BaseException as error:  # a student's failure is reported, never raised
+            if function_mode:
+                return {"values": {}, "error": failure_message(error, request["source"])}
+            return _read_program(request, namespace, _raised(error, request["source"]))
+        if function_mode:
+            return _call_function(request, namespace, point)
+    return _read_program(request, namespace, None)
+
+
+def _run_plain_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dict[str, Any]:
+    """Plain Python floats only: the sandbox hid torch from this job (a "by hand" part)."""
+    namespace = {"__builtins__": builtins, "__name__": "__student__", "math": math, **copy.deepcopy(point)}
+    try:
+        exec(code, namespace)  # noqa: S102 - student code, inside the sandbox
+    except BaseException as error:
+        if request["mode"] == "function":
+            return {"values": {}, "error": _by_hand_message(error, request["source"])}
+        return _read_program(request, namespace, _raised(error, request["source"]))
+    if request["mode"] == "function":
+        return _call_function(request, namespace, point)
+    return _read_program(request, namespace, None)
+
+
+def _by_hand_message(error: BaseException, source: str) -> str:
+    if isinstance(error, ImportError) and "torch" in str(error):
+        return ("This part asks for the derivative by hand: torch is not available here. "
+                "Compute the gradient with plain Python arithmetic (math is imported for you).")
+    return failure_message(error, source)
+
+
+@contextlib.contextmanager
+def _autograd_refused(torch: Any, refuse: bool) -> Iterator[None]:
+    """"Implement it by hand" parts may switch autograd off: a teaching rule, not a security boundary."""
+    if not refuse:
+        yield
+        return
+    saved = (torch.autograd.backward, torch.autograd.grad, torch.Tensor.backward)
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise StudentError("This part asks for the derivative by hand: backward() and torch.autograd.grad are off.")
+
+    torch.autograd.backward = torch.autograd.grad = torch.Tensor.backward = refused
+    try:
+        yield
+    finally:
+        torch.autograd.backward, torch.autograd.grad, torch.Tensor.backward = saved
+
+
+def _call_function(request: dict[str, Any], namespace: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:
+    try:
+        function = _student_function(request, namespace)
+        returned = function(*[_argument(point[name], request["arg_type"]) for name in request["args"]])
+        return {"values": returned_values(returned, request), "error": None}
+    except StudentError as error:
+        return {"values": {}, "error": str(error)}
+    except BaseException as error:  # SystemExit from the student's code is a message too
+        return {"values": {}, "error": _by_hand_message(error, request["source"])}
+
+
+def _student_function(request: dict[str, Any], namespace: dict[str, Any]) -> Any:
+    name, signature = request["function"], request["signature"]
+    function = namespace.get(name)
+    if function is None:
+        raise StudentError(f"Your code does not define {signature}.")
+    if not callable(function):
+        kind = with_article(type(function).__name__)
+        raise StudentError(f"{name} is {kind}, not a function: define {signature} with def.")
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return function  # no signature to inspect (a builtin): calling it will tell
+    try:
+        inspect.signature(function).bind(*range(request["arity"]))
+    except TypeError:
+        wanted, given = count_text(request["arity"], "argument"), count_text(len(parameters), "argument")
+        raise StudentError(f"{name} must take {wanted}, as in {signature}; yours takes {given}.") from None
+    return function
+
+
+def _argument(value: Any, arg_type: str) -> Any:
+    if arg_type == "tensor":
+        import torch
+
+        return torch.tensor(value, dtype=torch.float64)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else copy.deepcopy(value)
+
+
+def _read_program(request: dict[str, Any], namespace: dict[str, Any], raised: dict[str, Any] | None) -> dict[str, Any]:
+    values, unread = {}, {}
+    for key in request["reads"]:
+        try:
+            values[key] = plain_value(_resolve(namespace, key), key, [0])
+        except StudentError as error:
+            unread[key] = str(error)
+        except Exception as error:  # a property of the student's own class
+            unread[key] = _clipped(f"{key} cannot be read: {type(error).__name__}: {error}")
+    failure = raised.pop("failure") if raised else None
+    return {"values": values, "unread": unread, "raised": raised, "error": failure}
+
+
+def _resolve(namespace: dict[str, Any], key: str) -> Any:
+    head, *attributes = key.split(".")
+    if head not in namespace:
+        raise StudentError(f"Your code defines no variable {head}, so {key} cannot be read.")
+    found, path = namespace[head], head
+    for attribute in attributes:
+        if not hasattr(found, attribute):
+            raise StudentError(f"{path} is {with_article(type(found).__name__)}, so it has no .{attribute}.")
+        found, path = getattr(found, attribute), f"{path}.{attribute}"
+    return found
+
+
+def _raised(error: BaseException, source: str) -> dict[str, Any]:
+    return {"type": type(error).__name__, "message": exception_message(error, source), "line": student_line(error),
+            "failure": failure_message(error, source)}
+
+
+def student_line(error: BaseException) -> int | None:
+    """The last line of the student's own code in the traceback: harness and
+    library frames are never shown."""
+    lines = [lineno for frame, lineno in traceback.walk_tb(error.__traceback__)
+             if frame.f_code.co_filename == STUDENT_FILENAME]
+    return lines[-1] if lines else None
+
+
+def failure_message(error: BaseException, source: str) -> str:
+    if isinstance(error, SystemExit):
+        return "Your code called exit() or sys.exit(); remove it: the grader runs your code itself."
+    if isinstance(error, StudentError):  # a rule of the part, broken at module level
+        return str(error)
+    return "Your code raised " + exception_message(error, source)
+
+
+def exception_message(error: BaseException, source: str) -> str:
+    """`Type: message (line n: the student's line)`."""
+    try:
+        text = str(error)
+    except Exception:  # a student's exception class whose __str__ fails
+        text = ""
+    line = student_line(error)
+    lines = source.splitlines()
+    where = f" (line {line}: {lines[line - 1].strip()[:120]})" if line and line <= len(lines) else ""
+    return _clipped(f"{type(error).__name__}: {text}{where}" if text else f"{type(error).__name__}{where}")

@@ -1,0 +1,211 @@
+"""Plain-language feedback, one message per kind of mistake. Each names the
+path(s) in SPEC notation (x → mul → add → z) and states the rule to learn.
+Messages never contain the expected value: students read them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from chainrule.diagnosis.message_context import (
+    ADD_RULE,  # noqa: F401 - symbolic_grading imports it from here
+    KIND_SUMMARY,
+    PATH_CLAUSES,
+    FeedbackContext,
+    chain_rule,
+    path_text,
+    paths_text,
+    times_text,
+)
+from chainrule.diagnosis.slip_messages import (
+    ACCUMULATION_RULE,
+    belief_message,
+    kinks_ignored_message,
+    two_mistakes_message,
+    wrong_local_derivative_message,
+)
+from chainrule.model import Hypothesis
+from chainrule.values import format_shape, format_value
+
+
+def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
+    noun = "path" if len(h.paths) == 1 else "paths"
+    return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}. {c.tensor} reaches {c.output} "
+            f"along {len(c.leaf_paths)} paths, and parallel paths into one node add: the gradient is "
+            "the sum of the contributions of every path.")
+
+
+def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
+    noun = "path" if len(h.paths) == 1 else "paths"
+    if h.detail.get("reason") == "counted":
+        return (f"Your {c.part} counts the {noun} {paths_text(h.paths)} {times_text(h.detail.get('times'))}. "
+                f"Each path from {c.tensor} to {c.output} contributes once: {chain_rule(len(c.leaf_paths))}.")
+    return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
+            "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
+            "flows back through it, so that path contributes nothing.")
+
+
+def _product_of_paths(h: Hypothesis, c: FeedbackContext) -> str:
+    return (f"Your {c.part} multiplies the parallel paths {paths_text(h.paths)}. Parallel paths into one "
+            "node add: multiply the local derivatives along one path (in series), then add the paths.")
+
+
+def _sign_error(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("whole"):
+        return (f"Your {c.part} has the right size but the wrong sign. Carry every sign along "
+                f"{paths_text(h.paths)}: a subtraction or a negative slope makes a factor negative.")
+    names = h.paths[0]
+    hint = " (sub passes −1 to the tensor being subtracted)" if {"sub", "neg"} & set(names) else ""
+    return (f"Your {c.part} has the sign of the path {path_text(names)} flipped. Keep each local "
+            f"derivative's sign in the product along the path{hint}, then add the paths.")
+
+
+def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
+    where = paths_text(h.paths)
+    slopes = h.detail.get("slopes")
+    if str(slopes).startswith("kinks_"):
+        return kinks_ignored_message(h, c)
+    if slopes == "dead":
+        return (f"Your {c.part} blocks the gradient at the ReLU on {where}, but that ReLU saw a positive "
+                "input, so it passes the gradient on unchanged. Only a ReLU that saw a negative passes no gradient.")
+    if slopes == "flipped":
+        return (f"Your {c.part} swaps the ReLU slopes on {where}: a ReLU passes the gradient on unchanged "
+                "where its input is positive, and a ReLU that saw a negative passes no gradient.")
+    return (f"Your {c.part} lets gradient through the ReLU on {where}, but that ReLU saw a negative "
+            "input. A ReLU that saw a negative passes no gradient: it sits on its flat part.")
+
+
+def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("belief"):
+        return belief_message(h, c)
+    calls, counted = h.detail.get("calls"), h.detail.get("counted")
+    rule = ACCUMULATION_RULE
+    if h.detail.get("reason") == "zeroed":
+        return (f"Your {c.part} is {times_text(h.detail.get('times'))} the gradient the program leaves in "
+                f"{c.tensor}.grad. The program calls backward() {calls} times but zeroes {c.tensor}.grad "
+                f"in between, so only the last call counts. {rule}")
+    if counted == 1:
+        return (f"Your {c.part} counts a single backward pass, but the program calls backward() {calls} "
+                f"times without zeroing {c.tensor}.grad. {rule}")
+    return (f"Your {c.part} counts {counted} backward passes, but the program calls backward() {calls} "
+            f"times. {rule}")
+
+
+def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
+    rule = "None means never tracked, 0 means tracked with zero slope."
+    reason, tensor = h.detail.get("reason"), h.detail.get("tensor", c.tensor)
+    if reason == "requires_grad_false":
+        return (f"{tensor} was created with requires_grad=False, so autograd never tracked it and "
+                f"backward() creates no gradient for it in {c.part}. {rule}")
+    if reason == "not_a_leaf":
+        return (f"{tensor} is computed from other tensors, and autograd keeps .grad only for leaves "
+                f"(unless retain_grad() is called), so backward() stores nothing in {c.part}. {rule}")
+    if reason == "not_in_graph":
+        return (f"{tensor} never reaches {c.output}, so backward() stores no gradient for it in "
+                f"{c.part}. {rule}")
+    return (f"{tensor} has requires_grad=True and reaches {c.output}, so backward() stores a gradient "
+            f"in {c.part}: it is a number, not None. {rule}")
+
+
+def _shape(h: Hypothesis, c: FeedbackContext) -> str:
+    given = "a single number" if c.answer_shape == [] else f"shape {format_shape(c.answer_shape)}"
+    text = f"{c.part} has the shape of {c.tensor}, {format_shape(c.expected_shape)}; your answer has {given}."
+    if h.detail.get("reduction") == "sum":
+        text += " It looks like you added up the entries."
+    elif h.detail.get("reduction") == "transpose":
+        text += " It looks transposed."
+    non_scalar = h.detail.get("non_scalar_outputs") or []
+    if non_scalar:
+        text += (f" {', '.join(non_scalar)} is not a scalar: a non-scalar backward needs a seed vector, "
+                 "and the result has the leaf's shape, one entry per entry of the leaf.")
+    else:
+        text += f" A gradient always has the leaf's shape: one entry per entry of {c.tensor}."
+    return text
+
+
+def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
+    seed = h.detail.get("seed")
+    used = {
+        "one_hot": f"the one-hot seed that picks entry {h.detail.get('index')} only",
+        "output": f"{h.detail.get('output')} itself as the seed",
+        "ones": "a seed of all ones",
+        "squared": "the seed applied twice (each entry squared)",
+    }.get(str(seed), "another seed")
+    return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "
+            f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "
+            "backward needs a seed vector: each output entry is weighted by its seed entry, and the "
+            "result has the leaf's shape.")
+
+
+def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
+    detail = h.detail
+    what = {
+        "output": f"{detail.get('name')}",
+        "leaf": f"{detail.get('name')} itself",
+    }.get(str(detail.get("node_kind")), f"the {detail.get('name')} node")
+    if detail.get("node_kind") == "op" and detail.get("tensor"):
+        what = f"{detail['tensor']} (the {detail.get('name')} node)"
+    return (f"Your {c.part} is the forward value of {what}, not a gradient. The forward pass computes "
+            f"values; the backward pass computes how much {c.output} changes per unit change of "
+            f"{c.tensor}: {chain_rule(len(c.leaf_paths))}.")
+
+
+def _combination(h: Hypothesis, c: FeedbackContext) -> str:
+    components = [item for item in h.detail.get("components", []) if isinstance(item, dict)]
+    clauses = [PATH_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
+               for item in components if item.get("kind") in PATH_CLAUSES]
+    joined = "; it ".join(clauses) if clauses else "combines several slips"
+    return f"Your {c.part} mixes several slips: it {joined}. Fix them one at a time: {ADD_RULE}."
+
+
+MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
+    "two_mistakes": two_mistakes_message,
+    "missing_path": _missing_path,
+    "extra_path": _extra_path,
+    "product_of_paths": _product_of_paths,
+    "sign_error": _sign_error,
+    "dead_branch": _dead_branch,
+    "accumulation": _accumulation,
+    "untracked_leaf": _untracked_leaf,
+    "shape": _shape,
+    "seed_vector": _seed_vector,
+    "forward_value": _forward_value,
+    "wrong_local_derivative": wrong_local_derivative_message,
+    "combination": _combination,
+}
+
+
+def hypothesis_message(hypothesis: Hypothesis, context: FeedbackContext, also: list[str]) -> str:
+    message = MESSAGES[hypothesis.kind](hypothesis, context)
+    return message + also_text(also)
+
+
+def also_text(also: list[str]) -> str:
+    if not also:
+        return ""
+    causes = [KIND_SUMMARY.get(kind, kind) for kind in also]
+    return " The same answer could also come from " + " or ".join(causes) + "."
+
+
+def correct_message(context: FeedbackContext) -> str:
+    return f"Correct: {context.part} matches the gradient autograd computes."
+
+
+MAX_LISTED_PATHS = 4  # a big graph has hundreds: name a few, count the rest
+
+
+def unknown_message(context: FeedbackContext, how_far: str, closest: str = "") -> str:
+    listed = context.leaf_paths[:MAX_LISTED_PATHS]
+    paths = paths_text(listed) if listed else f"each path from {context.tensor}"
+    if len(context.leaf_paths) > len(listed):
+        paths = f"the {len(context.leaf_paths)} paths from {context.tensor}, such as {paths},"
+    return (f"Your {context.part} is not the gradient autograd computes, and it matches none of the "
+            f"typical mistakes. {how_far}{closest} Check {paths}: {chain_rule(len(context.leaf_paths))}.")
+
+
+def closest_text(hypothesis: Hypothesis) -> str:
+    """Where the answer and the reference seem to part ways: the edge whose slip comes closest."""
+    detail = hypothesis.detail
+    edge = detail.get("edge") or ["?", "?"]
+    label = detail.get("label") or edge[0]
+    return (f" It comes closest to a slip in the local derivative of {edge[1]} with respect to {label} "
+            f"(the edge {label} → {edge[1]}): start checking there.")

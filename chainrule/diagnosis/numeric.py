@@ -1,0 +1,261 @@
+"""Diagnose a numeric answer against a precomputed Analysis: no torch, no
+program run. The simplest hypothesis that reproduces the answer within
+tolerance wins; other kinds that also fit are mentioned."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chainrule.diagnosis.index import HypothesisIndex
+from chainrule.diagnosis.messages import (
+    FeedbackContext,
+    closest_text,
+    correct_message,
+    hypothesis_message,
+    unknown_message,
+)
+from chainrule.diagnosis.two_mistakes import two_mistakes
+from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
+from chainrule.values import (
+    RaggedValue,
+    Value,
+    flatten,
+    numbers_close,
+    shape_of,
+    shapes_compatible,
+    values_match,
+)
+
+DEFAULT_REL_TOL = 1e-4
+DEFAULT_ABS_TOL = 1e-6
+
+# Simplest explanation first. Structural mismatches (None vs a number, a wrong
+# shape) beat any value coincidence; accumulation beats missing_path because
+# "4 instead of 8" is the accumulation lesson even though y = 4 too; a single
+# missing path beats forward values (walkthrough: 4 = x² is also b's value).
+PRIORITY = (
+    "untracked_leaf",
+    "shape",
+    "accumulation",
+    "missing_path",
+    "extra_path",
+    "sign_error",
+    "product_of_paths",
+    "dead_branch",
+    "seed_vector",
+    "wrong_local_derivative",  # a catalogued op mistake names a rule: before a coincidence with a forward value
+    "forward_value",
+    "generic_local_derivative",  # factor 1, sign, ×2, ÷2, transposed on some edge
+    "missing_paths",  # missing_path with two or more paths: a less likely slip
+    "two_mistakes",  # only when no single mistake fits
+)
+
+
+@dataclass
+class Diagnosis:
+    part: str
+    correct: bool
+    kind: str  # "correct", a hypothesis kind, or "unknown"
+    paths: list[list[str]]
+    message: str  # for the student: never contains the expected value
+    also: list[str] = field(default_factory=list)
+    highlight: Highlight = field(default_factory=Highlight)
+    expected: Value | dict[str, Value] = None  # for instructors (a dict for multi-gradient code parts)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["highlight"] = {key: [list(edge) if isinstance(edge, tuple) else edge for edge in items]
+                             for key, items in data["highlight"].items()}
+        return data
+
+
+GENERIC_ORDER = ("generic_one", "generic_sign", "generic_transpose", "generic_double", "generic_half")
+
+
+def hypothesis_rank(hypothesis: Hypothesis) -> tuple[int, int]:
+    """Kinds by PRIORITY; within wrong local derivatives, catalogued op
+    mistakes (they name the rule) before generic ones, factor 1 first."""
+    kind = hypothesis.kind
+    if kind == "missing_path" and len(hypothesis.paths) > 1:
+        kind = "missing_paths"
+    rule = str(hypothesis.detail.get("rule", ""))
+    if kind == "wrong_local_derivative" and rule in GENERIC_ORDER:
+        kind = "generic_local_derivative"
+    structural = int(hypothesis.detail.get("family") == "structural")
+    within = 2 + GENERIC_ORDER.index(rule) if rule in GENERIC_ORDER else structural
+    return (PRIORITY.index(kind) if kind in PRIORITY else len(PRIORITY), within)
+
+
+def hypothesis_index(analysis: Analysis, part: str) -> HypothesisIndex:
+    index = analysis.match_indexes.get(part)
+    if index is None:
+        index = analysis.match_indexes[part] = HypothesisIndex.build(analysis.hypotheses.get(part, []))
+    return index
+
+
+def diagnose_numeric(
+    *,
+    analysis: Analysis,
+    part: str,
+    answer: Value,
+    rel_tol: float = DEFAULT_REL_TOL,
+    abs_tol: float = DEFAULT_ABS_TOL,
+) -> Diagnosis:
+    reference = analysis.parts.get(part)
+    if reference is None:
+        raise ValueError(f"the analysis has no part {part!r}")
+    context = feedback_context(analysis, reference, answer)
+    if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
+        return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
+    fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
+                     key=hypothesis_rank)
+    chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
+    if chosen is None:
+        chosen = two_mistakes(analysis.hypotheses.get(part, []), reference.value, answer, rel_tol=rel_tol,
+                              abs_tol=abs_tol, rank=hypothesis_rank)
+    if chosen is None:
+        return _unknown(reference, answer, context, analysis)
+    return _explained(reference, chosen, fitting, context)
+
+
+def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
+    """The first fit, except that a sign flip on exactly the paths through an
+    edge whose catalogued mistake is itself a sign (sin → -cos) is better told
+    as that edge's wrong local derivative: it names the factor to fix."""
+    if not fitting:
+        return None
+    first = fitting[0]
+    if first.kind == "sign_error":
+        for other in fitting:
+            if other.kind == "wrong_local_derivative" and not other.detail.get("generic") \
+                    and sorted(other.paths) == sorted(first.paths):
+                return other
+    return first
+
+
+def _explained(
+    reference: PartReference, chosen: Hypothesis, fitting: list[Hypothesis], context: FeedbackContext
+) -> Diagnosis:
+    also = [kind for kind in dict.fromkeys(h.kind for h in fitting) if kind != chosen.kind]
+    return Diagnosis(
+        part=reference.key,
+        correct=False,
+        kind=chosen.kind,
+        paths=chosen.paths,
+        message=hypothesis_message(chosen, context, also),
+        also=also,
+        highlight=chosen.highlight,
+        expected=reference.value,
+        detail=chosen.detail,
+    )
+
+
+def _structural(
+    analysis: Analysis, reference: PartReference, answer: Value, fitting: list[Hypothesis]
+) -> Hypothesis | None:
+    """None against a number, or a wrong shape: that is the feedback, whatever
+    the numbers are (shape mismatches are feedback, never errors)."""
+    if (answer is None) != (reference.value is None):
+        found = [h for h in fitting if h.kind == "untracked_leaf"]
+        reason = "tracked" if answer is None else "requires_grad_false"
+        return found[0] if found else Hypothesis(
+            "untracked_leaf", None, [], Highlight(), {"reason": reason, "tensor": reference.tensor}
+        )
+    if not shapes_compatible(_shape(answer), reference.shape):
+        found = [h for h in fitting if h.kind == "shape"]
+        non_scalar = [call.output for call in analysis.backward_calls if math.prod(call.output_shape) > 1]
+        return found[0] if found else Hypothesis(
+            "shape", None, [], Highlight(nodes=[f"leaf:{reference.tensor}"]),
+            {"shape": reference.shape, "non_scalar_outputs": list(dict.fromkeys(non_scalar))},
+        )
+    return None
+
+
+def _shape(value: Value) -> list[int] | None:
+    try:
+        return shape_of(value)
+    except RaggedValue:
+        return [-1]
+
+
+def feedback_context(analysis: Analysis, reference: PartReference, answer: Value) -> FeedbackContext:
+    return FeedbackContext(
+        part=reference.key,
+        tensor=reference.tensor,
+        outputs=[call.output for call in analysis.backward_calls],
+        leaf_paths=[path.names for path in analysis.paths.get(reference.tensor, [])],
+        expected_shape=reference.shape,
+        answer_shape=_shape(answer),
+    )
+
+
+def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis) -> Diagnosis:
+    expected = flatten(reference.value)
+    given = flatten(answer)
+    difference = [a - e for a, e in zip(given, expected, strict=True)]
+    nearest = closest_local_slip(analysis.hypotheses.get(reference.key, []), given, expected)
+    detail: dict[str, Any] = {"difference": difference[0] if len(difference) == 1 else difference}
+    if nearest is not None:
+        detail["closest_edge"] = nearest.detail.get("edge")
+    return Diagnosis(
+        part=reference.key,
+        correct=False,
+        kind="unknown",
+        paths=context.leaf_paths,
+        message=unknown_message(context, how_far(given, expected), closest_text(nearest) if nearest else ""),
+        highlight=Highlight(nodes=[f"leaf:{reference.tensor}"],
+                            wrong_edges=list(nearest.highlight.wrong_edges) if nearest else []),
+        expected=reference.value,
+        detail=detail,
+    )
+
+
+CLOSER = 0.25  # a slip counts as "closest" when it removes at least 75 % of the error
+
+
+def closest_local_slip(hypotheses: list[Hypothesis], given: list[float], expected: list[float]) -> Hypothesis | None:
+    """The single wrong local derivative whose prediction is much nearer the answer than the reference is."""
+    error = math.dist(given, expected)
+    best: tuple[float, Hypothesis] | None = None
+    for hypothesis in hypotheses:
+        if hypothesis.kind != "wrong_local_derivative" or hypothesis.value is None:
+            continue
+        predicted = flatten(hypothesis.value)
+        if len(predicted) != len(given):
+            continue
+        distance = math.dist(given, predicted)
+        if best is None or distance < best[0]:
+            best = (distance, hypothesis)
+    return best[1] if best is not None and best[0] < CLOSER * error else None
+
+
+def ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def how_far(given: list[float], expected: list[float]) -> str:
+    """How wrong, in coarse words: enough to steer, not enough to reveal."""
+    if len(expected) > 1:
+        off = [i + 1 for i, (a, e) in enumerate(zip(given, expected, strict=True))
+               if not numbers_close(a, e, rel_tol=DEFAULT_REL_TOL, abs_tol=DEFAULT_ABS_TOL)]
+        if len(off) == len(expected):
+            return f"All {len(expected)} entries are off."
+        which = ", ".join(ordinal(i) for i in off)
+        verb = "is" if len(off) == 1 else "are"
+        return f"Of its {len(expected)} entries (in reading order), the {which} {verb} off; the others are right."
+    answer, right = given[0], expected[0]
+    if answer * right < 0:
+        return "It even has the wrong sign."
+    direction = "too large" if answer > right else "too small"
+    if right == 0:
+        return f"It is {direction}."
+    ratio = abs(answer - right) / abs(right)
+    for limit, words in ((0.1, "by less than 10 %"), (0.5, "by 10 to 50 %"), (1.0, "by 50 to 100 %"),
+                         (10.0, "by more than 100 %")):
+        if ratio < limit:
+            return f"It is {direction} {words}."
+    return f"It is {direction} by more than ten times the gradient's size."
