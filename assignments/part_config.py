@@ -15,7 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-GRAD_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.grad)?$")
+from chainrule.part_keys import is_tensor_path
+
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SYMBOLIC_FIELDS = {"variables", "of", "formula"}
 CODE_FIELDS = {"mode", "starter", "function", "args", "returns", "signature", "arg_type", "reads",
@@ -89,7 +90,7 @@ def _function_config(config: dict[str, Any], *, params: dict[str, Any], fail: Fa
 
 
 def _grad_key(key: Any, field: str, fail: Fail) -> None:
-    if not isinstance(key, str) or not GRAD_KEY_RE.match(key):
+    if not is_tensor_path(key):
         raise fail(field, f"must be a gradient or tensor name such as 'x.grad', got {key!r}")
 
 

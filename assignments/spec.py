@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from assignments.choice_parts import choice_config
-from assignments.part_config import GRAD_KEY_RE, code_config, symbolic_config
+from assignments.part_config import code_config, symbolic_config
 from chainrule import AnswerError, parse_numeric
+from chainrule.part_keys import is_label, is_tensor_path
 from chainrule.values import Value
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-PART_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants", "vetting"}
 PART_FIELDS = {"key", "kind", "points", "rel_tol", "abs_tol", "hint", "prompt", "expected", "config"}
 POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "late_penalty", "time_zone",
@@ -226,9 +226,11 @@ def _part(check: _Checker, part: Any, index: int, params: dict[str, Any]) -> Par
     kind = part.get("kind", "numeric")
     if kind not in KINDS:
         raise check.fail(f"{where}kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
-    pattern = GRAD_KEY_RE if kind == "numeric" else PART_KEY_RE
-    if not pattern.match(key):
-        raise check.fail(f"{where}key", f"{key!r} is not a valid key for a {kind} part (e.g. 'x.grad')")
+    if kind == "numeric" and not is_tensor_path(key):
+        raise check.fail(f"{where}key", f"{key!r} is not a valid key for a numeric part: a tensor or its "
+                                        "gradient, e.g. 'x.grad', 'layer.weight.grad', 'y'")
+    if not is_label(key):
+        raise check.fail(f"{where}key", f"{key!r} is not a valid key for a {kind} part (a name such as 'dz_dx')")
     expected, has_expected = _expected(check, part, where)
     config = _config(check, part.get("config", {}), kind=kind, params=params, where=where)
     return PartSpec(

@@ -88,3 +88,14 @@ def test_a_big_graph_is_capped_and_says_so(tmp_path: Path) -> None:
     [part] = grade("extra-big-graph", x_grad="1").values()
     assert part["diagnosis"]["kind"] == "unknown" and "the 64 paths from x, such as" in part["diagnosis"]["message"]
     assert len(part["diagnosis"]["message"]) < 2000
+
+
+def test_a_modules_parameters_are_part_keys() -> None:
+    """`layer.weight.grad` is a documented part key: the loader takes it, the engine reads it
+    through the module's attributes, and a forgotten x of W·x is named on the layer's edge."""
+    slope = 1 - math.tanh(0.5 * 2 - 1 * 1 + 0.25) ** 2
+    parts = grade("extra-module-layer", layer_weight_grad=f"[[{2 * slope}, {slope}]]", layer_bias_grad=f"[{slope}]")
+    assert parts["layer.weight.grad"]["correct"] and parts["layer.bias.grad"]["correct"], parts
+    wrong = grade("extra-module-layer", layer_weight_grad=f"[[{slope}, {slope}]]")["layer.weight.grad"]
+    assert not wrong["correct"]
+    assert wrong["diagnosis"]["kind"] == "wrong_local_derivative", wrong["diagnosis"]

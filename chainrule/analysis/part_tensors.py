@@ -4,7 +4,6 @@ pattern and resolved with getattr on public names only, never evaluated."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,10 +12,8 @@ import torch
 from chainrule.analysis.tensors import tensor_to_value
 from chainrule.errors import AnalysisError
 from chainrule.model import Graph, Highlight, Hypothesis, PartReference
+from chainrule.part_keys import is_tensor_path, split_gradient_key
 from chainrule.values import Value, is_finite_value, shape_of
-
-# Later segments may be digits: layers of a Sequential are attributes "0", "1", …
-_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -27,11 +24,10 @@ class PartKey:
 
 
 def parse_part_key(text: str) -> PartKey:
-    if not isinstance(text, str) or len(text) > 200 or not _KEY.fullmatch(text):
-        raise AnalysisError(f"part {text!r} is not of the form name or name.grad")
-    if text.endswith(".grad"):
-        return PartKey(text, text.removesuffix(".grad"), True)
-    return PartKey(text, text, False)
+    if not is_tensor_path(text):
+        raise AnalysisError(f"part {text!r} is not of the form name, name.attribute or name.grad")
+    tensor, reads_grad = split_gradient_key(text)
+    return PartKey(text, tensor, reads_grad)
 
 
 def resolve(namespace: dict[str, Any], dotted: str) -> Any:

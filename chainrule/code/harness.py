@@ -27,13 +27,13 @@ import inspect
 import io
 import json
 import math
-import re
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from chainrule.code.encoding import StudentError, count_text, plain_value, returned_values, with_article
+from chainrule.part_keys import is_tensor_path
 
 STUDENT_FILENAME = "<student>"
 MAX_SOURCE_CHARS = 50_000
@@ -41,10 +41,10 @@ MAX_POINTS = 32
 MAX_STDOUT_CHARS = 4_000
 MAX_MESSAGE_CHARS = 600
 MAX_OUTPUT_CHARS = 512 * 1024
-_READ = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9][A-Za-z0-9_]*)*")
 _FUTURE = "from __future__ import annotations\n"
-_OWN_IMPORT = ("from chainrule.code.encoding import "
-               "StudentError, count_text, plain_value, returned_values, with_article\n")
+_OWN_IMPORTS = ("from chainrule.code.encoding import "
+                "StudentError, count_text, plain_value, returned_values, with_article\n",
+                "from chainrule.part_keys import is_tensor_path\n")
 _ENTRY = """
 
 if __name__ == "__main__":
@@ -55,14 +55,18 @@ if __name__ == "__main__":
 
 
 def harness_source() -> str:
-    """The job's Python source: encoding.py, then this file without its
-    import of it, then a call of the runner's job_input() and emit()."""
+    """The job's Python source, importing nothing from chainrule: the part-key grammar
+    (chainrule/part_keys.py), encoding.py, then this file without its imports of them,
+    then a call of the runner's job_input() and emit()."""
     here = Path(__file__)
-    values = here.with_name("encoding.py").read_text(encoding="utf-8")
     own = here.read_text(encoding="utf-8")
-    if _FUTURE not in own or _OWN_IMPORT not in own:
+    if _FUTURE not in own or any(line not in own for line in _OWN_IMPORTS):
         raise RuntimeError("harness.py no longer has the lines harness_source() removes")
-    return values + "\n\n" + own.replace(_FUTURE, "", 1).replace(_OWN_IMPORT, "", 1) + _ENTRY
+    for line in (_FUTURE, *_OWN_IMPORTS):
+        own = own.replace(line, "", 1)
+    shared = [path.read_text(encoding="utf-8").replace(_FUTURE, "", 1)
+              for path in (here.parent.parent / "part_keys.py", here.with_name("encoding.py"))]
+    return _FUTURE + "\n\n".join([*shared, own]) + _ENTRY
 
 
 class _BoundedText(io.StringIO):
@@ -190,7 +194,7 @@ def _request(job: Any) -> dict[str, Any]:
         points, reads = request["points"], request["reads"]
         _require(isinstance(points, list) and len(points) <= MAX_POINTS and
                  all(isinstance(point, dict) for point in points), "points")
-        _require(all(isinstance(read, str) and _READ.fullmatch(read) for read in reads), "reads")
+        _require(all(is_tensor_path(read) for read in reads), "reads")
         if request["mode"] == "function":
             _require(str(request["function"]).isidentifier() and request["arg_type"] in ("float", "tensor"), "function")
             _require(request.setdefault("arity", len(request["args"])) == len(request["args"]), "arity")
