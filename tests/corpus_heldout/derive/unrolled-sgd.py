@@ -39,9 +39,13 @@ c.mistake("w0.grad", final, "each step's g treated as a constant: dw_{k+1}/dw_k 
           paths=via_any)
 c.mistake("w0.grad", final * shrink[0], "the last step's g treated as a constant", "missing_path", paths=via_g2)
 c.mistake("w0.grad", final * shrink[1], "the first step's g treated as a constant", "missing_path", paths=via_g1)
+# d(w - u)/du taken as +1 at both updates (one belief, two edges, as with the learning rate below); in
+# path terms the paths through exactly one g flip sign, the one through both keeps it: also accepted
 c.mistake("w0.grad", final * (2 - shrink[0]) * (2 - shrink[1]),
-          "the update's minus sign lost: dw_{k+1}/dw_k taken as 1 + lr·2a²", "sign_error",
-          paths=via_g1_only + via_g2_only)
+          "the update's minus sign lost: dw_{k+1}/dw_k taken as 1 + lr·2a²", "two_mistakes",
+          components=[{"kind": "wrong_local_derivative", "edge": ["mul", "sub"]},
+                      {"kind": "wrong_local_derivative", "edge": ["mul", "sub"]}],
+          accept=["sign_error"], paths=via_g1_only + via_g2_only)
 c.mistake("w0.grad", final * (1 - 2 * a * a) ** 2, "the learning rate forgotten in both steps' derivative",
           "two_mistakes", components=[{"kind": "wrong_local_derivative", "edge": ["mul", "mul"]},
                                       {"kind": "wrong_local_derivative", "edge": ["mul", "mul"]}])
