@@ -31,8 +31,8 @@ pytestmark = pytest.mark.django_db
 HELDOUT = Path(__file__).parent / "corpus_heldout"
 ASSIGNMENTS = HELDOUT / "assignments"
 CASES = HELDOUT / "cases"
-# Measured with this corpus against the engine of main at beda905; update with the figure.
-MEASURED = "measured 0/0 (0.0 %)"
+# Measured with this corpus against the engine of main at beda905 (the misses are printed with -s).
+MEASURED = "measured 168/212 (79.2 %) at beda905"
 BAR_MET = False
 
 
@@ -61,7 +61,8 @@ def test_no_heldout_wrong_answer_is_graded_correct(heldout_graded: list[Case]) -
     diagnosis_rate(heldout_graded, "held-out corpus")  # asserts none is accepted; prints the rate and every miss
 
 
-@pytest.mark.xfail(not BAR_MET, strict=True, reason=f"the engine is below the {BAR:.0%} bar on the held-out set: {MEASURED}")
+@pytest.mark.xfail(not BAR_MET, strict=True,
+                   reason=f"the engine is below the {BAR:.0%} bar on the held-out set: {MEASURED}")
 def test_heldout_wrong_answers_are_diagnosed_at_the_bar(heldout_graded: list[Case]) -> None:
     rate, report = diagnosis_rate(heldout_graded, "held-out corpus")
     assert rate >= BAR, report
