@@ -54,9 +54,9 @@ class Case:
         return not self.expected
 
 
-def corpus_cases() -> list[Case]:
+def corpus_cases(folder: Path = CASES) -> list[Case]:
     cases = []
-    for path in sorted(CASES.glob("*.toml")):
+    for path in sorted(folder.glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         for item in data.get("right", []):
             cases.append(Case(path.stem, item["part"], item["answer"]))
@@ -125,19 +125,23 @@ def grade_batch(slug: str, batch: list[Case]) -> None:
             case.got = {**part["diagnosis"], "correct": part.get("correct")}
 
 
-@pytest.fixture(scope="module")
-def graded(django_db_setup: None, django_db_blocker: Any) -> list[Case]:
-    """The corpus loaded once (committed; each analysis runs the reference once) and graded."""
-    cases = corpus_cases()
+def load_and_grade(django_db_blocker: Any, assignments: Path, cases_folder: Path) -> list[Case]:
+    """A corpus loaded once (committed; each analysis runs the reference once) and graded."""
+    cases = corpus_cases(cases_folder)
     with django_db_blocker.unblock():
         started = time.perf_counter()
         LOADER_OUTPUT.append(load_output := io.StringIO())
-        call_command("load_assignments", str(ASSIGNMENTS), stdout=load_output)
+        call_command("load_assignments", str(assignments), stdout=load_output)
         loaded = time.perf_counter()
         grade_rounds(cases)
-    print(f"\ncorpus: loaded in {loaded - started:.1f} s, {len(cases)} answers graded in "
+    print(f"\n{assignments.parent.name}: loaded in {loaded - started:.1f} s, {len(cases)} answers graded in "
           f"{time.perf_counter() - loaded:.1f} s")
     return cases
+
+
+@pytest.fixture(scope="module")
+def graded(django_db_setup: None, django_db_blocker: Any) -> list[Case]:
+    return load_and_grade(django_db_blocker, ASSIGNMENTS, CASES)
 
 
 def expected_label(case: Case) -> str:
@@ -179,15 +183,17 @@ def per_kind(cases: list[Case]) -> str:
                      for kind in sorted(total))
 
 
-def test_every_corpus_file_loads_and_every_case_names_a_part() -> None:
+def check_case_files(assignments: Path, cases_folder: Path, minimum: int) -> None:
+    """Every assignment parses, has a case file and is named after its slug; every case names
+    a part and is well formed (a known kind, a mistake, an edge or paths where its kind names one)."""
     from assignments.spec import spec_from_file
 
-    specs = {spec.slug: spec for spec in map(spec_from_file, sorted(ASSIGNMENTS.glob("*.toml")))}
-    assert len(specs) >= 24, sorted(specs)
-    assert sorted(p.stem for p in CASES.glob("*.toml")) == sorted(specs), "one case file per assignment"
-    for path in sorted(ASSIGNMENTS.glob("*.toml")):
+    specs = {spec.slug: spec for spec in map(spec_from_file, sorted(assignments.glob("*.toml")))}
+    assert len(specs) >= minimum, sorted(specs)
+    assert sorted(p.stem for p in cases_folder.glob("*.toml")) == sorted(specs), "one case file per assignment"
+    for path in sorted(assignments.glob("*.toml")):
         assert path.stem == spec_from_file(path).slug, f"{path.name}: the file is named after its slug"
-    for case in corpus_cases():
+    for case in corpus_cases(cases_folder):
         assert case.part in {p.key for p in specs[case.slug].parts}, (case.slug, case.part)
         exp = case.expected
         if exp:
@@ -200,31 +206,56 @@ def test_every_corpus_file_loads_and_every_case_names_a_part() -> None:
                 assert "paths" not in component or kinds & PATH_KINDS, (case.slug, component)
 
 
-def test_corpus_loads_with_the_loader(graded: list[Case]) -> None:
+def test_every_corpus_file_loads_and_every_case_names_a_part() -> None:
+    check_case_files(ASSIGNMENTS, CASES, minimum=24)
+
+
+def check_loaded(assignments: Path) -> None:
     from assignments.models import Assignment
 
-    slugs = {p.stem for p in ASSIGNMENTS.glob("*.toml")}
+    slugs = {p.stem for p in assignments.glob("*.toml")}
     assert set(Assignment.objects.filter(slug__in=slugs).values_list("slug", flat=True)) == slugs
     printed = LOADER_OUTPUT[-1].getvalue()
     for slug in slugs:
         assert f" {slug} ({slug}.toml)" in printed, printed
 
 
-def test_no_answer_crashes_the_grader(graded: list[Case]) -> None:
+def test_corpus_loads_with_the_loader(graded: list[Case]) -> None:
+    check_loaded(ASSIGNMENTS)
+
+
+def check_no_crash(graded: list[Case]) -> None:
     crashed = [c for c in graded if c.crash]
     assert not crashed, miss_table(crashed)
 
 
-def test_every_right_answer_is_accepted_in_every_format(graded: list[Case]) -> None:
+def check_right_answers_accepted(graded: list[Case]) -> None:
     refused = [c for c in graded if c.right and not c.crash and not (c.got and c.got.get("correct"))]
     assert not refused, miss_table(refused)
 
 
-def test_wrong_answers_are_diagnosed_with_the_mistake(graded: list[Case]) -> None:
+def test_no_answer_crashes_the_grader(graded: list[Case]) -> None:
+    check_no_crash(graded)
+
+
+def test_every_right_answer_is_accepted_in_every_format(graded: list[Case]) -> None:
+    check_right_answers_accepted(graded)
+
+
+def diagnosis_rate(graded: list[Case], name: str) -> tuple[float, str]:
+    """The share of wrong answers diagnosed with their mistake (none may be graded correct),
+    printed with the per-kind counts, and the report of the misses for an assertion message."""
     wrong = [c for c in graded if c.expected and not c.crash]
     accepted = [c for c in wrong if c.got and c.got.get("correct")]
     assert not accepted, "wrong answers graded correct:\n" + miss_table(accepted)
     missed = [c for c in wrong if not (c.got and diagnosis_matches(c.expected, c.got))]
     rate = 1 - len(missed) / len(wrong)
-    print(f"\ncorpus: {len(wrong) - len(missed)}/{len(wrong)} wrong answers diagnosed ({rate:.1%})\n" + per_kind(wrong))
-    assert rate >= BAR, f"{rate:.1%} diagnosed (bar {BAR:.0%}); per kind:\n{per_kind(wrong)}\n" + miss_table(missed)
+    print(f"\n{name}: {len(wrong) - len(missed)}/{len(wrong)} wrong answers diagnosed ({rate:.1%})\n" + per_kind(wrong))
+    if missed:
+        print(miss_table(missed))
+    return rate, f"{rate:.1%} diagnosed (bar {BAR:.0%}); per kind:\n{per_kind(wrong)}\n" + miss_table(missed)
+
+
+def test_wrong_answers_are_diagnosed_with_the_mistake(graded: list[Case]) -> None:
+    rate, report = diagnosis_rate(graded, "corpus")
+    assert rate >= BAR, report

@@ -30,7 +30,8 @@ def _pack(tensor: torch.Tensor) -> torch.Tensor:
 
 _saved_hooks = torch.autograd.graph.saved_tensors_hooks(_pack, lambda tensor: tensor)
 _saved_hooks.__enter__()  # for the whole script: every graph it builds
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))
 
 
 def plain(value: Any) -> Any:
@@ -113,7 +114,7 @@ def at(formula: str, **variables: float) -> float:
     """A formula as a student types it (`^` for powers, explicit `*`), evaluated at a point
     with Python's math: the derive scripts check each wrong formula against the number of
     the same mistake. Only the corpus author's own formulas are evaluated here."""
-    names = {"exp": math.exp, "log": math.log, "sqrt": math.sqrt, "tanh": math.tanh,
+    names = {"exp": math.exp, "log": math.log, "sqrt": math.sqrt, "tanh": math.tanh, "sin": math.sin, "cos": math.cos,
              "sigmoid": lambda v: 1 / (1 + math.exp(-v)), **variables}
     return float(eval(formula.replace("^", "**"), {"__builtins__": {}}, names))  # noqa: S307
 
@@ -160,8 +161,9 @@ class Cases:
     """Collects right and wrong answers of one assignment; checks that every wrong
     number differs from the right one and from the other wrong numbers of its part."""
 
-    def __init__(self, slug: str) -> None:
+    def __init__(self, slug: str, folder: Path = CASES) -> None:
         self.slug = slug
+        self.folder = folder  # where <slug>.toml is written (the held-out corpus has its own)
         self.right: list[dict[str, Any]] = []
         self.wrong: list[dict[str, Any]] = []
         self.values: dict[str, Any] = {}
@@ -202,8 +204,8 @@ class Cases:
         self.wrong.append(case)
 
     def write(self) -> None:
-        lines = [f"# Written by tests/corpus/derive/{self.slug.removeprefix('corpus-')}.py; "
-                 "each wrong number is computed there from the mistake.", ""]
+        script = Path(sys.argv[0]).resolve().relative_to(ROOT)
+        lines = [f"# Written by {script}; each wrong number is computed there from the mistake.", ""]
         for case in self.right:
             lines += ["[[right]]"] + [f"{k} = {toml_value(v)}" for k, v in case.items()] + [""]
         for case in self.wrong:
@@ -216,5 +218,5 @@ class Cases:
                 lines.append("[[wrong.components]]")
                 lines += [f"{k} = {toml_value(v)}" for k, v in component.items()]
             lines.append("")
-        (CASES / f"{self.slug}.toml").write_text("\n".join(lines))
+        (self.folder / f"{self.slug}.toml").write_text("\n".join(lines))
         print(f"wrote {self.slug}: {len(self.right)} right, {len(self.wrong)} wrong")
