@@ -45,11 +45,15 @@ def _expand(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         return [], []
     count = c.grad.numel() // real.numel()
     return [], _kept(
-        _mutation(c, 0, "broadcast_averaged", "the mean over the broadcast rows", "the sum over them", BROADCAST,
+        _mutation(c, 0, "broadcast_averaged", _rows("the mean", count), _rows("the sum", count), BROADCAST,
                   real / count),
-        _mutation(c, 0, "broadcast_one_row", "the gradient of one row", "the sum over all rows", BROADCAST,
-                  c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real),
+        _mutation(c, 0, "broadcast_one_row", "the gradient of the first row only", _rows("the sum", count),
+                  BROADCAST, c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real),
     )
+
+
+def _rows(what: str, count: int) -> str:
+    return f"{what} of the gradient over the {count} rows it is broadcast to"
 
 
 def _broadcast(c: NodeContext) -> list[Mutation]:
@@ -59,14 +63,14 @@ def _broadcast(c: NodeContext) -> list[Mutation]:
         if real is None or real.numel() >= c.grad.numel() or real.numel() == 0:
             continue
         count = c.grad.numel() // real.numel()
-        item = _mutation(c, slot, "broadcast_averaged", "the mean over the broadcast rows", "the sum over them",
+        item = _mutation(c, slot, "broadcast_averaged", _rows("the mean", count), _rows("the sum", count),
                          BROADCAST, real / count)
         found.extend(_kept(item))
         if type(c.node).__name__ in ("AddBackward0", "SubBackward0") and c.grad.dim() > real.dim():
             sign = -1.0 if slot == 1 and type(c.node).__name__ == "SubBackward0" else 1.0
             one_row = sign * c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real
-            found.extend(_kept(_mutation(c, slot, "broadcast_one_row", "the gradient of one row",
-                                         "the sum over all rows", BROADCAST, one_row)))
+            found.extend(_kept(_mutation(c, slot, "broadcast_one_row", "the gradient of the first row only",
+                                         _rows("the sum", count), BROADCAST, one_row)))
     return found
 
 
@@ -162,7 +166,7 @@ def _cat_offsets(c: NodeContext, lesson: str) -> list[Mutation]:
     for slot, real in enumerate(c.right):
         if real is None:
             continue
-        found.extend(_kept(_mutation(c, slot, "join_reversed", "its slice reversed", "its slice", lesson,
+        found.extend(_kept(_mutation(c, slot, "join_reversed", "its slice reversed", "its own slice", lesson,
                                      real.flip(0))))
         for start in range(c.grad.numel() - sizes[slot] + 1):
             if start != sum(sizes[:slot]):
@@ -175,8 +179,11 @@ def _cat_offsets(c: NodeContext, lesson: str) -> list[Mutation]:
 def _transposed_back(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     lesson = "a transpose's gradient is transposed back: grad ends up with the input's shape and layout"
     real = c.right[0]
-    if real is None or c.grad.shape != real.shape:
+    if real is None or c.grad.numel() != real.numel():
         return [], []
+    if c.grad.shape != real.shape:  # a non-square gradient poured into the input's shape, entry by entry
+        return [], _kept(_mutation(c, 0, "transpose_reshaped", f"grad reshaped to the shape of {c.labels[0]}",
+                                   "gradᵀ", lesson, c.grad.reshape(real.shape)))
     return [], _kept(_mutation(c, 0, "transpose_not_undone", "grad as it is", "gradᵀ", lesson, c.grad))
 
 
@@ -195,7 +202,7 @@ def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]
     if real is None or c.grad.numel() != 1:
         return [], []
     g = c.grad.reshape(())
-    return [], _kept(_mutation(c, 0, "max_shared", "1/N to every entry", "1 at the winner", lesson,
+    return [], _kept(_mutation(c, 0, "max_shared", f"1/{real.numel()} to every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real) / real.numel()),
                      _mutation(c, 0, "max_everywhere", "1 at every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real)))
