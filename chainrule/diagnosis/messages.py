@@ -25,7 +25,7 @@ from chainrule.diagnosis.slip_messages import (
     wrong_local_derivative_message,
 )
 from chainrule.model import Hypothesis
-from chainrule.values import format_shape, format_value
+from chainrule.values import format_shape, format_value, ordinal
 
 
 def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
@@ -131,7 +131,7 @@ def _shape(h: Hypothesis, c: FeedbackContext) -> str:
 def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
     seed = h.detail.get("seed")
     used = {
-        "one_hot": f"the one-hot seed that picks entry {h.detail.get('index')} only",
+        "one_hot": f"the one-hot seed that picks only the {_entry(h.detail.get('index'))}",
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
         "squared": "the seed applied twice (each entry squared)",
@@ -140,6 +140,11 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
             f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "
             "backward needs a seed vector: each output entry is weighted by its seed entry, and the "
             "result has the leaf's shape.")
+
+
+def _entry(index: object) -> str:
+    """detail["index"] counts from 0, as torch does; the student reads "the first entry"."""
+    return f"{ordinal(index + 1)} entry" if isinstance(index, int) else "one entry"
 
 
 def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:

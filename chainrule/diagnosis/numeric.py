@@ -23,6 +23,7 @@ from chainrule.values import (
     Value,
     flatten,
     numbers_close,
+    ordinal,
     shape_of,
     shapes_compatible,
     values_match,
@@ -212,11 +213,6 @@ def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, 
         expected=reference.value,
         detail=detail,
     )
-
-
-def ordinal(number: int) -> str:
-    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
-    return f"{number}{suffix}"
 
 
 def how_far(given: list[float], expected: list[float]) -> str:

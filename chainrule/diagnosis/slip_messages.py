@@ -42,7 +42,7 @@ KINK_RULES = {
     "clamp": "clamp passes no gradient where the input lies outside the bounds",
     "clamp_min": "clamp passes no gradient where the input lies below the bound",
     "clamp_max": "clamp passes no gradient where the input lies above the bound",
-    "abs": "|u| has slope -1 where u is negative",
+    "abs": "abs has slope -1 where its input is negative and +1 where it is positive",
     "maximum": "maximum(a, b) passes the gradient only to the larger operand",
     "minimum": "minimum(a, b) passes the gradient only to the smaller operand",
     "max": "max passes the gradient only to the entry that wins",

@@ -12,6 +12,8 @@ from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.probability import loss_mutations, softmax_mutations
+from chainrule.op_names import op_name
+from chainrule.values import ordinal
 
 Rule = Callable[[NodeContext], tuple[list[RightDerivative], list[Mutation]]]
 MEAN = "mean divides by N: each element's local derivative is 1/N"
@@ -170,8 +172,9 @@ def _cat_offsets(c: NodeContext, lesson: str) -> list[Mutation]:
                                      real.flip(0))))
         for start in range(c.grad.numel() - sizes[slot] + 1):
             if start != sum(sizes[:slot]):
-                found.extend(_kept(_mutation(c, slot, "join_wrong_offset", f"entries {start + 1} to "
-                                             f"{start + sizes[slot]} of the gradient", "its own slice", lesson,
+                found.extend(_kept(_mutation(c, slot, "join_wrong_offset", f"the {ordinal(start + 1)} to "
+                                             f"{ordinal(start + sizes[slot])} entries of the gradient",
+                                             "its own slice", lesson,
                                              c.grad[start:start + sizes[slot]])))
     return found
 
@@ -197,7 +200,8 @@ def _indexing(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
 
 
 def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    lesson = "max passes the whole gradient to the entry that wins (the others get 0), not a share to each"
+    lesson = (f"{op_name(type(c.node).__name__)} passes the whole gradient to the entry that wins (the others "
+              "get 0), not a share to each")
     real = c.right[0]
     if real is None or c.grad.numel() != 1:
         return [], []
