@@ -25,13 +25,13 @@ def remaining_error(hypothesis: Hypothesis, given: list[float], expected: list[f
     error = math.dist(given, expected) if len(given) == len(expected) else 0.0
     if len(predicted) != len(given) or error == 0.0:
         return None
-    return math.dist(given, predicted) / error
+    return round(math.dist(given, predicted) / error, 6)  # rounded: equal slips tie, then the catalogued wins
 
 
 def nearest_slip(hypotheses: list[Hypothesis], given: list[float], expected: list[float]) -> Hypothesis | None:
     """At one point: the slip that leaves the least of the error, if it leaves under CLOSER of it."""
     scored = [(left, h) for h in hypotheses if (left := remaining_error(h, given, expected)) is not None]
-    best = min(scored, key=lambda item: item[0], default=None)
+    best = min(scored, key=lambda item: (item[0], _generic(item[1])), default=None)
     return best[1] if best is not None and best[0] < CLOSER else None
 
 
@@ -50,9 +50,14 @@ def nearest_slip_everywhere(
             left = [r for h in here if (r := remaining_error(h, flatten(answers[index]),
                                                               flatten(expected[index]))) is not None]
             worst = max(worst, min(left, default=math.inf))
-        if worst < CLOSER and (best is None or worst < best[0]):
+        if worst < CLOSER and (best is None or (worst, _generic(candidates[0])) < (best[0], _generic(best[1]))):
             best = (worst, candidates[0])
     return best[1] if best is not None else None
+
+
+def _generic(hypothesis: Hypothesis) -> bool:
+    """On a tie (sin′ as -cos is also sin's output with the sign flipped), the catalogued slip names a rule."""
+    return bool(hypothesis.detail.get("generic"))
 
 
 def nearest_slip_text(hypothesis: Hypothesis) -> str:
