@@ -130,7 +130,7 @@ def problems(item: Rendered, seen: Seen) -> list[str]:
     for component in item.components:
         if component.get("kind") == "wrong_local_derivative":
             found += _factor_problems(item.message, component.get("used"), component.get("right"),
-                                      component.get("lesson"), None)
+                                      component.get("lesson"), component.get("label_note"))
     return [f"{item.slug} {item.part} {item.kind}: {problem}: {item.message}" for problem in found]
 
 

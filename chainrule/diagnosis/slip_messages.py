@@ -19,8 +19,8 @@ def edge_words(detail: dict[str, object]) -> str:
     edge = detail.get("edge") if isinstance(detail.get("edge"), list) else ["?", "?"]
     source, op = edge[0], edge[1]  # type: ignore[index]
     label = detail.get("label") or source
-    note = f", {detail['label_note']}," if detail.get("label_note") else ""
-    return f"{op} with respect to {label}{note} (the edge {source} → {op})"
+    note = f"{detail['label_note']}; " if detail.get("label_note") else ""
+    return f"{op} with respect to {label} ({note}the edge {source} → {op})"
 
 
 def wrong_local_derivative_message(h: Hypothesis, c: FeedbackContext) -> str:

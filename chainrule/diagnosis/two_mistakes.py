@@ -20,7 +20,8 @@ from chainrule.values import Value, flatten
 PATH_KINDS = ("missing_path", "extra_path", "sign_error", "dead_branch")
 PAIRED_PATH_KINDS = ("missing_path", "extra_path", "sign_error")  # kink counterfactuals are not per path
 MAX_CELLS = 2_000_000  # candidates × candidates × entries compared at once
-COMPONENT_KEYS = ("edge", "used", "right", "label", "lesson", "op", "rule", "slopes", "reason", "times")
+COMPONENT_KEYS = ("edge", "used", "right", "label", "label_note", "lesson", "op", "rule", "slopes", "reason",
+                  "times")
 Rank = Callable[[Hypothesis], Any]
 Pair = tuple[Hypothesis, Hypothesis, np.ndarray]  # the two slips and the answer they give together
 

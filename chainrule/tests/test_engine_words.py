@@ -139,3 +139,15 @@ def test_a_matrix_products_generic_slip_states_the_right_factor() -> None:
     rights = {h.detail["right"] for h in analysis.hypotheses["x.grad"]
               if h.kind == "wrong_local_derivative" and h.detail["edge"] == ["x", "mm"]}
     assert rights == {"grad @ Wᵀ"}
+
+
+def test_an_unnamed_input_gets_a_symbol_the_words_define() -> None:
+    # sin′ taken as -cos at u = erf(x): -cos(u)·erf′(x). The words said "with respect to u (the edge u → sin)"
+    # with no u anywhere in the program.
+    program = "x = torch.tensor(x0, requires_grad=True)\nz = torch.sin(torch.special.erf(x))\nz.backward()\n"
+    x = 0.6
+    inner = math.erf(x)
+    answer = -math.cos(inner) * 2 / math.sqrt(math.pi) * math.exp(-x * x)
+    diagnosis = diagnose(program, {"x0": x}, "x.grad", answer)
+    assert (diagnosis.kind, diagnosis.detail["edge"]) == ("wrong_local_derivative", ["erf", "sin"])
+    assert "with respect to u (the output of erf; the edge erf → sin)" in diagnosis.message

@@ -119,7 +119,9 @@ def _summed(left: torch.Tensor | None, right: torch.Tensor | None) -> torch.Tens
 
 def _component(item: MeasuredMutation) -> dict[str, Any]:
     keys = ("edge", "op", "rule", "used", "right", "label", "lesson")
-    return {"kind": "wrong_local_derivative", **{key: item.detail[key] for key in keys}, "edge_ids": list(item.edge)}
+    note = {"label_note": item.detail["label_note"]} if "label_note" in item.detail else {}
+    return {"kind": "wrong_local_derivative", **{key: item.detail[key] for key in keys}, **note,
+            "edge_ids": list(item.edge)}
 
 
 def _value_of(node: Any, catalog: NodeCatalog) -> Any:
