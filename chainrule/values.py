@@ -94,3 +94,14 @@ def format_shape(shape: Shape | None) -> str:
     if not shape:
         return "a single number"
     return "[" + ", ".join(str(size) for size in shape) + "]"
+
+
+ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def ordinal(number: int) -> str:
+    """A 1-based position as English reads it: first, second, …, tenth, then 11th, 12th, 21st."""
+    if 1 <= number <= len(ORDINAL_WORDS):
+        return ORDINAL_WORDS[number - 1]
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"

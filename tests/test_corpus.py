@@ -259,3 +259,49 @@ def diagnosis_rate(graded: list[Case], name: str) -> tuple[float, str]:
 def test_wrong_answers_are_diagnosed_with_the_mistake(graded: list[Case]) -> None:
     rate, report = diagnosis_rate(graded, "corpus")
     assert rate >= BAR, report
+
+
+def test_every_message_keeps_the_words_rules(graded: list[Case]) -> None:
+    """Issue 8 item 5 on every diagnosis kind the catalog and the corpus can produce: each
+    hypothesis's own message, the diagnosis of its number, an unknown, and every corpus answer
+    graded through the real pipeline (formula parts included)."""
+    from tests.message_words import from_document, problems, rendered
+
+    seen, analyses = students_view()
+    found: list[str] = []
+    kinds: Counter[str] = Counter()
+    for slug, analysis in analyses.items():
+        for part in analysis.parts:
+            for item in rendered(slug, analysis, part):
+                kinds[item.kind] += 1
+                found += problems(item, seen[slug])
+    for case in graded:
+        if case.got and not case.got.get("correct"):
+            item = from_document(case.slug, case.part, case.got)
+            kinds[item.kind] += 1
+            found += problems(item, seen[case.slug])
+    missing = KINDS - {"two_mistakes"} - set(kinds)
+    assert not missing, f"never rendered: {sorted(missing)}"
+    assert not found, f"{len(found)} messages break the rules:\n" + "\n".join(sorted(set(found))[:40])
+
+
+def students_view() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per assignment (seed catalog and corpus): what the student sees, and the seed analysis."""
+    from assignments.models import Assignment
+    from assignments.spec import spec_from_file
+    from chainrule import Analysis
+    from grader.variants import variant_get
+    from tests.message_words import seen_by_student
+
+    files = [*sorted((Path(__file__).parents[1] / "assignments" / "catalog").glob("*.toml")),
+             *sorted(ASSIGNMENTS.glob("*.toml"))]
+    seen, analyses = {}, {}
+    for path in files:
+        spec = spec_from_file(path)
+        assignment = Assignment.objects.get(slug=spec.slug)
+        variant = variant_get(assignment=assignment, params=dict(assignment.params))
+        analysis = Analysis.from_json(variant.analysis_data())
+        symbols = {name for part in spec.parts for name in part.config.get("variables", {})}
+        seen[spec.slug] = seen_by_student(spec.slug, spec.statement, spec.params, analysis, symbols)
+        analyses[spec.slug] = analysis
+    return seen, analyses

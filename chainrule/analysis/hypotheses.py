@@ -76,8 +76,13 @@ def _exclusive_edges(group: list[PathFacts], others: list[PathFacts]) -> list[Ed
 
 def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
     paths = facts.paths
+    if len(paths) == 1 and facts.cut_paths:
+        # Beside a detach, the only live path left out: the detach taken to stop every gradient.
+        highlight = Highlight(missing_edges=_exclusive_edges(paths, facts.cut_paths))
+        yield _hypothesis("missing_path", facts.grad - paths[0].grad, paths, highlight, path_count=1,
+                          beside_cut=[path.names for path in facts.cut_paths])
     if len(paths) < 2:
-        return  # leaving out the only path is not "a path missing"
+        return  # otherwise leaving out the only path is not "a path missing"
     groups = [[path] for path in paths]
     if len(paths) >= 3:
         groups += [list(pair) for pair in combinations(paths, 2)][:MAX_PATH_PAIRS]
@@ -94,7 +99,8 @@ def extra_path(facts: GradientFacts) -> Iterator[Hypothesis]:
     for group in groups:
         value = facts.grad + sum(path.grad for path in group)
         highlight = Highlight(wrong_edges=_exclusive_edges(group, facts.paths))
-        yield _hypothesis("extra_path", value, group, highlight, reason="detach")
+        edges = [list(edge) for path in group for edge in path.edges]  # for a slip on the same path too
+        yield _hypothesis("extra_path", value, group, highlight, reason="detach", route_edges=edges)
 
 
 def sign_error(facts: GradientFacts) -> Iterator[Hypothesis]:

@@ -36,6 +36,7 @@ class ForwardOp:
     inputs: list[torch.Tensor]
     output: torch.Tensor
     is_detach: bool
+    scalars: list[float] = field(default_factory=list)  # Python numbers among the arguments (the 1 of 1 + x)
 
 
 @dataclass
@@ -122,6 +123,8 @@ class RecordingMode(TorchFunctionMode):
                     inputs=list(_tensors_in(args)),
                     output=output,
                     is_detach=is_detach,
+                    scalars=[float(item) for item in args
+                             if isinstance(item, (int, float)) and not isinstance(item, bool)],
                 )
             )
 

@@ -44,11 +44,12 @@ def grade_symbolic(
     answer = parse_expression(text, variables=names)
     bound = [bound_values(point, variables) for point in points]
     values = [value_at(answer, values) for values in bound]
+    seen = [student_point(point, variables) for point in points]  # x = 2, never the parameter's x0 = 2
     undefined = [index for index, value in enumerate(values) if value is None]
     if undefined:
-        return _undefined(part, analyses, [points[index] for index in undefined])
+        return _undefined(part, analyses, [seen[index] for index in undefined])
     verdict = diagnose_points(analyses=analyses, part=part, answers=values, rel_tol=rel_tol, abs_tol=abs_tol,
-                              points=points, subject="formula")  # the student wrote a formula, not a .grad
+                              points=seen, subject="formula")  # the student wrote a formula, not a .grad
     if reference_formula is None or not verdict.correct:
         return verdict  # a wrong number needs no proof: SymPy is never paid for it
     reference = _reference_expression(reference_formula, names)
@@ -64,6 +65,11 @@ def numbers_suffice(answer: Formula, reference: Formula, variables: list[str],
     """An `Equivalence` that asks no proof: agreeing at every point is enough (vetting's
     trivial-answer check, where passing the points is exactly the problem)."""
     return True
+
+
+def student_point(point: Mapping[str, Any], variables: Mapping[str, str]) -> dict[str, Any]:
+    """A point in the names the student types ({"x": 2}), not the parameter table's ({"x0": 2})."""
+    return {symbol: point[param] for symbol, param in variables.items() if param in point}
 
 
 def bound_values(point: Mapping[str, Any], variables: Mapping[str, str]) -> Bound:
@@ -133,6 +139,7 @@ def _too_complex(verdict: Diagnosis) -> Diagnosis:
 
 
 def _undefined(part: str, analyses: list[Analysis], points: list[dict[str, Any]]) -> Diagnosis:
+    """`points` in the student's names."""
     where = "; ".join(point_text(point) for point in points[:MAX_LISTED_POINTS])
     more = f" (and {len(points) - MAX_LISTED_POINTS} more points)" if len(points) > MAX_LISTED_POINTS else ""
     message = (f"Your formula for {part} has no finite real value at {where}{more}: it divides by zero or takes "

@@ -17,6 +17,7 @@ import numpy as np
 
 from chainrule.diagnosis.decomposition import Problem, decompose, decomposition_columns, terms_hypothesis
 from chainrule.diagnosis.messages import chain_rule, correct_message, hypothesis_message, paths_text
+from chainrule.diagnosis.nearest_slip import nearest_slip_everywhere, nearest_slip_text
 from chainrule.diagnosis.numeric import (
     Diagnosis,
     diagnose_numeric,
@@ -242,14 +243,20 @@ def _unknown(evidence: PointEvidence, labels: list[dict[str, Any]]) -> Diagnosis
         listed.append(f"It is also off at {len(wrong) - MAX_LISTED_POINTS} more points.")
     leaf_paths = [path.names for path in evidence.analyses[0].paths.get(references[0].tensor, [])]
     check = paths_text(leaf_paths) if leaf_paths else f"each path from {references[0].tensor}"
+    by_point = [_by_identity(analysis.hypotheses.get(part, [])) for analysis in evidence.analyses]
+    nearest = nearest_slip_everywhere(by_point, evidence.answers, [r.value for r in references], wrong)
     message = (f"Your {part} is not the gradient autograd computes at {len(wrong)} of the {len(references)} "
-               f"points checked, and no typical mistake explains it at all of them. {' '.join(listed)} "
-               f"Check {check}: {chain_rule(len(leaf_paths))}.")
+               f"points checked, and no typical mistake explains it at all of them. {' '.join(listed)}"
+               f"{nearest_slip_text(nearest) if nearest else ''} Check {check}: {chain_rule(len(leaf_paths))}.")
     table = [{"point": labels[i], "expected": references[i].value, "got": evidence.answers[i]}
              for i in range(len(references))][:MAX_TABLE_ROWS]
-    highlight = Highlight(nodes=[f"leaf:{references[0].tensor}"])
+    highlight = Highlight(nodes=[f"leaf:{references[0].tensor}"],
+                          wrong_edges=list(nearest.highlight.wrong_edges) if nearest else [])
+    detail: dict[str, Any] = {"table": table, "points_checked": len(references)}
+    if nearest is not None:
+        detail["closest_edge"] = nearest.detail.get("edge")
     return Diagnosis(part, False, "unknown", leaf_paths, message, highlight=highlight, expected=references[0].value,
-                     detail={"table": table, "points_checked": len(references)})
+                     detail=detail)
 
 
 MAX_NAMED_LEAVES = 4

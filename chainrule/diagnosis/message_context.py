@@ -59,12 +59,21 @@ def paths_text(paths: list[list[str]]) -> str:
 
 
 def with_value(formula: object, value: object) -> str:
-    """`x = 2` when the formula is a symbol and its value one number."""
+    """`2·x = 4` (the formula, then its value where the student's numbers are few); a bare
+    number stays as it is, even where it stands for every entry of a vector."""
     text = str(formula) if formula is not None else "?"
-    if not isinstance(value, (int, float, list)) or isinstance(value, bool):
+    if not isinstance(value, (int, float, list)) or isinstance(value, bool) or _is_number(text):
         return text
     number = format_value(value)
     return text if text == number else f"{text} = {number}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def times_text(times: object) -> str:

@@ -10,6 +10,7 @@ from chainrule.diagnosis.message_context import (
     ADD_RULE,  # noqa: F401 - symbolic_grading imports it from here
     KIND_SUMMARY,
     PATH_CLAUSES,
+    SERIES_RULE,
     FeedbackContext,
     chain_rule,
     path_text,
@@ -24,11 +25,16 @@ from chainrule.diagnosis.slip_messages import (
     wrong_local_derivative_message,
 )
 from chainrule.model import Hypothesis
-from chainrule.values import format_shape, format_value
+from chainrule.values import format_shape, format_value, ordinal
 
 
 def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
     noun = "path" if len(h.paths) == 1 else "paths"
+    cut = h.detail.get("beside_cut")
+    if cut:
+        return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}, as if detach() stopped all of "
+                f"{c.tensor}'s gradient. detach() cuts only the path that runs through it ({paths_text(cut)}); "
+                f"along {paths_text(h.paths)} the gradient still flows back: {SERIES_RULE}.")
     return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}. {c.tensor} reaches {c.output} "
             f"along {len(c.leaf_paths)} paths, and parallel paths into one node add: the gradient is "
             "the sum of the contributions of every path.")
@@ -125,7 +131,7 @@ def _shape(h: Hypothesis, c: FeedbackContext) -> str:
 def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
     seed = h.detail.get("seed")
     used = {
-        "one_hot": f"the one-hot seed that picks entry {h.detail.get('index')} only",
+        "one_hot": f"the one-hot seed that picks only the {_entry(h.detail.get('index'))}",
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
         "squared": "the seed applied twice (each entry squared)",
@@ -134,6 +140,11 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
             f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "
             "backward needs a seed vector: each output entry is weighted by its seed entry, and the "
             "result has the leaf's shape.")
+
+
+def _entry(index: object) -> str:
+    """detail["index"] counts from 0, as torch does; the student reads "the first entry"."""
+    return f"{ordinal(index + 1)} entry" if isinstance(index, int) else "one entry"
 
 
 def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
@@ -201,11 +212,3 @@ def unknown_message(context: FeedbackContext, how_far: str, closest: str = "") -
     return (f"Your {context.part} is not the gradient autograd computes, and it matches none of the "
             f"typical mistakes. {how_far}{closest} Check {paths}: {chain_rule(len(context.leaf_paths))}.")
 
-
-def closest_text(hypothesis: Hypothesis) -> str:
-    """Where the answer and the reference seem to part ways: the edge whose slip comes closest."""
-    detail = hypothesis.detail
-    edge = detail.get("edge") or ["?", "?"]
-    label = detail.get("label") or edge[0]
-    return (f" It comes closest to a slip in the local derivative of {edge[1]} with respect to {label} "
-            f"(the edge {label} → {edge[1]}): start checking there.")

@@ -11,11 +11,11 @@ from typing import Any
 from chainrule.diagnosis.index import HypothesisIndex
 from chainrule.diagnosis.messages import (
     FeedbackContext,
-    closest_text,
     correct_message,
     hypothesis_message,
     unknown_message,
 )
+from chainrule.diagnosis.nearest_slip import nearest_slip, nearest_slip_text
 from chainrule.diagnosis.two_mistakes import two_mistakes
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
 from chainrule.values import (
@@ -23,6 +23,7 @@ from chainrule.values import (
     Value,
     flatten,
     numbers_close,
+    ordinal,
     shape_of,
     shapes_compatible,
     values_match,
@@ -122,13 +123,14 @@ def diagnose_numeric(
 
 
 def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
-    """The first fit, except that a sign flip on exactly the paths through an
-    edge whose catalogued mistake is itself a sign (sin → -cos) is better told
-    as that edge's wrong local derivative: it names the factor to fix."""
+    """The first fit, except that a sign flip or a path counted twice on exactly
+    the paths through an edge whose catalogued mistake is itself a sign or a
+    factor 2 (sin → -cos, √'s ½ forgotten) is better told as that edge's wrong
+    local derivative: it names the factor to fix and the rule."""
     if not fitting:
         return None
     first = fitting[0]
-    if first.kind == "sign_error":
+    if first.kind == "sign_error" or (first.kind == "extra_path" and first.detail.get("reason") == "counted"):
         for other in fitting:
             if other.kind == "wrong_local_derivative" and not other.detail.get("generic") \
                     and sorted(other.paths) == sorted(first.paths):
@@ -196,7 +198,7 @@ def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, 
     expected = flatten(reference.value)
     given = flatten(answer)
     difference = [a - e for a, e in zip(given, expected, strict=True)]
-    nearest = closest_local_slip(analysis.hypotheses.get(reference.key, []), given, expected)
+    nearest = nearest_slip(analysis.hypotheses.get(reference.key, []), given, expected)
     detail: dict[str, Any] = {"difference": difference[0] if len(difference) == 1 else difference}
     if nearest is not None:
         detail["closest_edge"] = nearest.detail.get("edge")
@@ -205,36 +207,12 @@ def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, 
         correct=False,
         kind="unknown",
         paths=context.leaf_paths,
-        message=unknown_message(context, how_far(given, expected), closest_text(nearest) if nearest else ""),
+        message=unknown_message(context, how_far(given, expected), nearest_slip_text(nearest) if nearest else ""),
         highlight=Highlight(nodes=[f"leaf:{reference.tensor}"],
                             wrong_edges=list(nearest.highlight.wrong_edges) if nearest else []),
         expected=reference.value,
         detail=detail,
     )
-
-
-CLOSER = 0.25  # a slip counts as "closest" when it removes at least 75 % of the error
-
-
-def closest_local_slip(hypotheses: list[Hypothesis], given: list[float], expected: list[float]) -> Hypothesis | None:
-    """The single wrong local derivative whose prediction is much nearer the answer than the reference is."""
-    error = math.dist(given, expected)
-    best: tuple[float, Hypothesis] | None = None
-    for hypothesis in hypotheses:
-        if hypothesis.kind != "wrong_local_derivative" or hypothesis.value is None:
-            continue
-        predicted = flatten(hypothesis.value)
-        if len(predicted) != len(given):
-            continue
-        distance = math.dist(given, predicted)
-        if best is None or distance < best[0]:
-            best = (distance, hypothesis)
-    return best[1] if best is not None and best[0] < CLOSER * error else None
-
-
-def ordinal(number: int) -> str:
-    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
-    return f"{number}{suffix}"
 
 
 def how_far(given: list[float], expected: list[float]) -> str:

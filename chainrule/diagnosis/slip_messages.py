@@ -13,15 +13,23 @@ from chainrule.diagnosis.message_context import (
 from chainrule.model import Hypothesis
 
 
+def edge_words(detail: dict[str, object]) -> str:
+    """"pow with respect to h (the edge add → pow)": the student's name for the input,
+    then the edge in the path notation; a placeholder name says what it stands for."""
+    edge = detail.get("edge") if isinstance(detail.get("edge"), list) else ["?", "?"]
+    source, op = edge[0], edge[1]  # type: ignore[index]
+    label = detail.get("label") or source
+    note = f"{detail['label_note']}; " if detail.get("label_note") else ""
+    return f"{op} with respect to {label} ({note}the edge {source} → {op})"
+
+
 def wrong_local_derivative_message(h: Hypothesis, c: FeedbackContext) -> str:
     detail = h.detail
-    source, op = detail.get("edge", ["?", "?"])
-    label = detail.get("label") or source
     used = with_value(detail.get("used"), detail.get("used_value"))
     right = with_value(detail.get("right"), detail.get("right_value"))
     along = f" along {paths_text(h.paths)}" if h.paths else ""
-    text = (f"Your {c.part} uses {used} as the local derivative of {op} with respect to {label} "
-            f"(the edge {label} → {op}), where the right one is {right}.")
+    text = (f"Your {c.part} uses {used} as the local derivative of {edge_words(detail)}, "
+            f"where the right one is {right}.")
     lesson = detail.get("lesson")
     if lesson:
         text += f" The rule: {lesson}."
@@ -34,7 +42,7 @@ KINK_RULES = {
     "clamp": "clamp passes no gradient where the input lies outside the bounds",
     "clamp_min": "clamp passes no gradient where the input lies below the bound",
     "clamp_max": "clamp passes no gradient where the input lies above the bound",
-    "abs": "|u| has slope -1 where u is negative",
+    "abs": "abs has slope -1 where its input is negative and +1 where it is positive",
     "maximum": "maximum(a, b) passes the gradient only to the larger operand",
     "minimum": "minimum(a, b) passes the gradient only to the smaller operand",
     "max": "max passes the gradient only to the entry that wins",
@@ -86,12 +94,12 @@ def mistake_clause(item: dict[str, object]) -> str:
     paths = item.get("paths") if isinstance(item.get("paths"), list) else []
     where = paths_text(paths) if paths else "its path"  # type: ignore[arg-type]
     if kind == "wrong_local_derivative":
-        edge = item.get("edge") if isinstance(item.get("edge"), list) else ["?", "?"]
-        label = item.get("label") or edge[0]  # type: ignore[index]
-        return (f"it uses {item.get('used')} as the local derivative of {edge[1]} with respect to "  # type: ignore[index]
-                f"{label} where the right one is {item.get('right')} ({item.get('lesson')})")
+        return (f"it uses {item.get('used')} as the local derivative of {edge_words(item)}, where the right one "
+                f"is {item.get('right')} ({item.get('lesson')})")
     if kind == "dead_branch":
         return f"it lets gradient through the kink on {where} as if its slope were 1"
+    if kind == "extra_path" and item.get("reason") == "detach":
+        return "it " + PATH_CLAUSES["cut_path"](where, item)
     clause = PATH_CLAUSES.get(str(kind))
     return "it " + clause(where, item) if clause else f"it makes a {KIND_SUMMARY.get(str(kind), kind)} slip"
 

@@ -152,7 +152,8 @@ def test_unknown_points_to_the_edge_that_comes_closest() -> None:
     answer = [(1 - math.tanh(v) ** 2) * 1.05 for v in XS]  # the 1/N forgotten, and 5 % off besides
     diagnosis = diagnose(TANH_MEAN, {"xs": XS}, "x.grad", answer)
     assert diagnosis.kind == "unknown" and diagnosis.detail["closest_edge"] == ["tanh", "mean"]
-    assert "the edge h → mean" in diagnosis.message
+    assert "mean with respect to h (the edge tanh → mean)" in diagnosis.message
+    assert "A guess, not a diagnosis" in diagnosis.message
 
 
 def test_a_formula_part_speaks_of_your_formula() -> None:

@@ -32,7 +32,7 @@ def sigmoid(value: float) -> float:
         ("cos", math.sin(1.0), "sin(u)", "-sin(u)"),
         ("tanh", 1 - math.tanh(1.0), "1 - tanh(u)", "1 - tanh²(u)"),
         ("sigmoid", sigmoid(1.0), "σ(u)", "σ(u)·(1 - σ(u))"),
-        ("exp", 1.0 * math.exp(0.0), "u·e^(u-1)", "e^u"),
+        ("exp", 1.0 * math.exp(0.0), "u·e^(u - 1)", "e^u"),
     ],
 )
 def test_it_names_the_wrong_local_derivative_of_a_function(
@@ -43,7 +43,7 @@ def test_it_names_the_wrong_local_derivative_of_a_function(
     assert (diagnosis.detail["used"], diagnosis.detail["right"]) == (used, right)
     assert diagnosis.detail["edge"] == ["mul", function]  # node names (contract): u is the mul node
     assert diagnosis.paths == [["x", "mul", function, "z"]]
-    assert f"u → {function}" in diagnosis.message and used in diagnosis.message
+    assert f"with respect to u (the edge mul → {function})" in diagnosis.message and used in diagnosis.message
 
 
 @pytest.mark.parametrize(("answer", "used"), [(3 * 0.5, "3·x"), (0.5**2, "x^2"), (3 * 0.5**3, "3·x^3")])

@@ -8,13 +8,15 @@ from collections.abc import Callable
 
 import torch
 
+from chainrule.analysis.mutations.labels import wrapped as _wrapped
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.op_names import op_name
 from chainrule.values import format_number
 
 Wrong = tuple[str, str, torch.Tensor, str]  # (rule id, used formula, used factor, lesson)
 Rule = Callable[[NodeContext, int], tuple[str, torch.Tensor, list[Wrong]] | None]
 
-POWER_LESSON = "the power rule: d(xⁿ)/dx = n·xⁿ⁻¹, the exponent comes down and drops by one"
+POWER_LESSON = "d(xⁿ)/dx = n·xⁿ⁻¹ (the power rule): the exponent comes down as a factor and drops by one"
 
 
 def _power(label: str, exponent: float) -> str:
@@ -25,16 +27,12 @@ def _power(label: str, exponent: float) -> str:
     return f"{_wrapped(label)}^{format_number(exponent)}"
 
 
-def _wrapped(label: str) -> str:
-    return f"({label})" if any(sign in label for sign in " +-·/") else label
-
-
 def _times(coefficient: float, expression: str) -> str:
     if coefficient == 1:
         return expression
     if coefficient == -1:
-        return f"-{expression}"
-    return f"{format_number(coefficient)}·{expression}"
+        return f"-{_wrapped(expression)}"
+    return f"{format_number(coefficient)}·{_wrapped(expression)}"
 
 
 def _pow(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
@@ -57,10 +55,14 @@ def _pow_base(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]
     a, x, u = float(c.node._saved_self), c.node._saved_exponent, c.labels[slot]
     result = c.node._saved_result
     lesson = "d(aˣ)/dx = aˣ·ln a: the variable is in the exponent, so the power rule does not apply"
-    base = format_number(a)
-    return f"{base}^{u}·ln {base}", result * torch.log(torch.tensor(a)), [
-        ("exp_power_rule", f"{u}·{base}^({u}-1)", x * a ** (x - 1), lesson),
-        ("exp_no_log", f"{base}^{u}", result, lesson)]
+    base, power = format_number(a), _wrapped(u)
+    return f"{base}^{power}·ln {base}", result * torch.log(torch.tensor(a)), [
+        ("exp_power_rule", f"{power}·{base}^({u} - 1)", x * a ** (x - 1), lesson),
+        ("exp_no_log", f"{base}^{power}", result, lesson)]
+
+
+MUL = "d(a·b)/da = b: the derivative of a product with respect to one factor is the other factor"
+MUL_KEPT = "d(a·b)/da = b: the other factor is not differentiated too"
 
 
 def _mul(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
@@ -69,8 +71,27 @@ def _mul(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | N
     other = saved[1 - slot]
     if own is None or other is None:
         return None
-    lesson = "d(a·b)/da = b: the derivative of a product with respect to one factor is the other factor"
-    return c.labels[1 - slot], other, [("mul_own_operand", c.labels[slot], own, lesson)]
+    wrongs = [("mul_own_operand", c.labels[slot], own, MUL)]
+    child = c.node.next_functions[1 - slot][0] if len(c.node.next_functions) == 2 else None
+    inner = _derivative_of(c, child)
+    if inner is not None:
+        lesson = (f"{MUL_KEPT}: the factor {c.labels[1 - slot]} is kept as it is, and {inner[0]} is the local "
+                  f"derivative of {op_name(type(child).__name__)}, which belongs to its own edge")
+        wrongs.append(("mul_other_differentiated", inner[0], inner[1], lesson))
+    return c.labels[1 - slot], other, wrongs
+
+
+def _derivative_of(c: NodeContext, node: object) -> tuple[str, torch.Tensor] | None:
+    """The local derivative of a one-input function node (log, tanh, x², ...) at its input,
+    for a student who differentiates a product's other factor as well."""
+    rule = _RULES.get(type(node).__name__) if type(node).__name__ in ONE_INPUT else None
+    if rule is None or c.labels_of is None:
+        return None
+    try:
+        found = rule(NodeContext(node, [c.grad], (None,), c.labels_of(node), lambda _: None), 0)
+    except (RuntimeError, AttributeError, TypeError):
+        return None
+    return (found[0], found[1]) if found is not None else None
 
 
 def _div(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
@@ -129,8 +150,8 @@ _RULES: dict[str, Rule] = {
     "SigmoidBackward0": _unary(lambda s, u: (f"σ({u})·(1 - σ({u}))", s * (1 - s)), lambda s, u: [
         ("sigmoid_itself", f"σ({u})", s, SIGMOID), ("sigmoid_complement", f"1 - σ({u})", 1 - s, SIGMOID)],
         "_saved_result"),
-    "ExpBackward0": _unary(lambda e, u: (f"e^{u}", e), lambda e, u: [
-        ("exp_power_rule", f"{u}·e^({u}-1)", torch.log(e) * torch.exp(torch.log(e) - 1),
+    "ExpBackward0": _unary(lambda e, u: (f"e^{_wrapped(u)}", e), lambda e, u: [
+        ("exp_power_rule", f"{_wrapped(u)}·e^({u} - 1)", torch.log(e) * torch.exp(torch.log(e) - 1),
          "d eᵘ/du = eᵘ: the exponential is its own derivative, the power rule does not apply")], "_saved_result"),
     "LogBackward0": _unary(lambda x, u: (f"1/{_wrapped(u)}", 1 / x), lambda x, u: [
         ("log_itself", f"ln({u})", torch.log(x), LOG), ("log_argument", u, x, LOG),
@@ -154,7 +175,7 @@ def _softplus(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]
     x, beta, u = c.node._saved_self, float(c.node._saved_beta), c.labels[slot]
     lesson = "d softplus(u)/du = d ln(1 + eᵘ)/du = eᵘ/(1 + eᵘ) = σ(u)"
     return f"σ({u})", torch.sigmoid(beta * x), [
-        ("softplus_no_normaliser", f"e^{u}", torch.exp(beta * x), lesson),
+        ("softplus_no_normaliser", f"e^{_wrapped(u)}", torch.exp(beta * x), lesson),
         ("softplus_wrong_sigmoid", f"σ(-{u})", torch.sigmoid(-beta * x), lesson),
         ("softplus_itself", f"softplus({u})", torch.nn.functional.softplus(x, beta=beta), lesson)]
 
@@ -203,6 +224,8 @@ def _where(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] |
 
 _RULES.update({"SoftplusBackward0": _softplus, "LeakyReluBackward0": _leaky, "ClampBackward1": _clamp,
                "MaximumBackward0": _two_sided, "MinimumBackward0": _two_sided, "WhereBackward0": _where})
+ONE_INPUT = frozenset({"PowBackward0", "SinBackward0", "CosBackward0", "TanhBackward0", "SigmoidBackward0",
+                       "ExpBackward0", "LogBackward0", "SqrtBackward0", "SoftplusBackward0"})
 CONSTANT_FACTORS = {"AddBackward0": (1.0, 1.0), "SubBackward0": (1.0, -1.0), "RsubBackward1": (-1.0,),
                     "NegBackward0": (-1.0,)}
 

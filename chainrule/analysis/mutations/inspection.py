@@ -11,7 +11,7 @@ import torch
 
 from chainrule.analysis.mutations.flood import Flood, flood, leaf_deltas
 from chainrule.analysis.mutations.generic import node_mutations
-from chainrule.analysis.mutations.labels import input_labels
+from chainrule.analysis.mutations.labels import input_labels, placeholder
 from chainrule.analysis.mutations.model import Mutation, NodeContext
 from chainrule.analysis.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
@@ -85,7 +85,8 @@ def _pairs(
     chosen = pairable([(node, mutation) for node, mutation, _ in singles], record)
 
     def context_of(node: Any, grads: list[torch.Tensor], inputs: Any) -> NodeContext:
-        return NodeContext(node, grads, inputs, input_labels(node, catalog), _value_of(node, catalog))
+        return NodeContext(node, grads, inputs, input_labels(node, catalog), _value_of(node, catalog),
+                           lambda other: input_labels(other, catalog))
 
     found = []
     reach = below(record)
@@ -118,7 +119,9 @@ def _summed(left: torch.Tensor | None, right: torch.Tensor | None) -> torch.Tens
 
 def _component(item: MeasuredMutation) -> dict[str, Any]:
     keys = ("edge", "op", "rule", "used", "right", "label", "lesson")
-    return {"kind": "wrong_local_derivative", **{key: item.detail[key] for key in keys}, "edge_ids": list(item.edge)}
+    note = {"label_note": item.detail["label_note"]} if "label_note" in item.detail else {}
+    return {"kind": "wrong_local_derivative", **{key: item.detail[key] for key in keys}, **note,
+            "edge_ids": list(item.edge)}
 
 
 def _value_of(node: Any, catalog: NodeCatalog) -> Any:
@@ -143,7 +146,7 @@ def _sites(order: list[Any]) -> dict[int, int]:
 
 def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
     return NodeContext(node, record.incoming[id(node)], record.outgoing[id(node)], input_labels(node, catalog),
-                       _value_of(node, catalog))
+                       _value_of(node, catalog), lambda other: input_labels(other, catalog))
 
 
 def _measured(
@@ -167,10 +170,31 @@ def _measured(
         "lesson": mutation.lesson,
         "label": input_labels(node, catalog)[mutation.slots[0]],
     }
+    if detail["label"] == placeholder(catalog):
+        detail["label_note"] = f"the output of {op_name(type(child).__name__)}"
+    scale = uniform_scale(mutation, record.outgoing[id(node)])
+    if scale is not None:
+        detail["scale"] = scale  # the wrong factor is this multiple of the right one, entry for entry
     for key, value in (("used_value", mutation.used_value), ("right_value", mutation.right_value)):
         if value is not None and value.numel() <= MAX_SHOWN_VALUES and bool(torch.isfinite(value).all()):
             detail[key] = float(value) if value.numel() == 1 else _plain(value)
     return MeasuredMutation(detail, (catalog.node_id(child), catalog.node_id(node)), deltas)
+
+
+def uniform_scale(mutation: Mutation, right: tuple[torch.Tensor | None, ...]) -> float | None:
+    """k when the mutated edge passes k times the right gradient: then every path through it scales by k."""
+    if len(mutation.slots) != 1:
+        return None
+    slot = mutation.slots[0]
+    wrong, real = mutation.wrong[slot], right[slot] if slot < len(right) else None
+    if wrong is None or real is None or wrong.shape != real.shape:
+        return None
+    w, r = wrong.double().reshape(-1), real.double().reshape(-1)
+    norm = float(r @ r)
+    if norm == 0.0:
+        return None
+    k = float(w @ r) / norm
+    return round(k, 12) if torch.allclose(w, k * r, rtol=1e-5, atol=1e-9 * max(1.0, float(r.abs().max()))) else None
 
 
 def _plain(tensor: torch.Tensor) -> Any:

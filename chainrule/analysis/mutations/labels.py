@@ -1,22 +1,35 @@
 """How a student names the inputs of a node: a variable (x, W, h), or a
-short expression of one (x², 2·x, tanh(a)) when the program never named it."""
+short expression of one (x², 3·x, W @ x, a[2], h.detach()) when the program
+never named it. What cannot be written briefly gets a placeholder symbol that
+no program variable uses, and the words say what it stands for."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.op_names import op_name
-from chainrule.values import format_number
+from chainrule.values import format_number, format_value
 
 MAX_DEPTH = 3
 MAX_CHARS = 24
+MAX_SHOWN_ENTRIES = 4  # an unnamed constant is written out up to this many entries
+PLACEHOLDERS = ("u", "v", "s", "q", "p", "t", "ξ")
 FUNCTIONS = frozenset({"sin", "cos", "tanh", "sigmoid", "exp", "log", "sqrt", "relu", "abs", "softplus",
-                       "leaky_relu", "clamp", "logsumexp", "softmax", "log_softmax", "mean", "sum", "neg"})
+                       "leaky_relu", "clamp", "logsumexp", "softmax", "log_softmax", "mean", "sum", "neg",
+                       "max", "min"})
+MATRIX_PRODUCTS = frozenset({"mm", "mv", "bmm", "dot", "matmul"})
+TRANSPARENT = frozenset({"expand", "view", "reshape", "reshape_alias", "unsafe_view", "squeeze", "unsqueeze",
+                         "clone", "alias"})
+SIGNS = {"mul": "·", "add": " + ", "sub": " - ", "div": "/"}
 
 
-def _constant(node: Any, catalog: NodeCatalog, attribute: str) -> str | None:
-    return catalog.constant_label(getattr(node, attribute, None))
+def placeholder(catalog: NodeCatalog) -> str:
+    """A symbol for an unnamed intermediate that no variable of the program uses."""
+    names = set(catalog.run.namespace)
+    return next((symbol for symbol in PLACEHOLDERS if symbol not in names), PLACEHOLDERS[-1])
 
 
 def node_label(node: Any, catalog: NodeCatalog, depth: int = 0) -> str:
@@ -26,39 +39,39 @@ def node_label(node: Any, catalog: NodeCatalog, depth: int = 0) -> str:
     if named:
         return named
     text = _expression(node, catalog, depth)
-    return text if text is not None and len(text) <= MAX_CHARS else "u"
+    return text if text is not None and len(text) <= MAX_CHARS else placeholder(catalog)
 
 
-def _wrapped(text: str) -> str:
-    return f"({text})" if any(sign in text for sign in " +-·/") else text
+def wrapped(text: str) -> str:
+    """Parentheses around a sum, product or quotient, not around a name or a call such as h.detach()."""
+    depth, previous = 0, " "
+    for char in text:
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif depth == 0 and char in " +-·/@" and not (char == "-" and previous in "^e"):
+            return f"({text})"
+        previous = char
+    return text
 
 
-def _expression(node: Any, catalog: NodeCatalog, depth: int) -> str | None:
-    if depth >= MAX_DEPTH:
-        return None
-    name = op_name(type(node).__name__)
-    inputs = [node_label(child, catalog, depth + 1) if child is not None else None
-              for child, _ in node.next_functions]
-    if name == "pow" and inputs and inputs[0] is not None:
-        return f"{_wrapped(inputs[0])}^{format_number(float(node._saved_exponent))}"
-    if name in ("mul", "add", "sub", "div") and len(inputs) == 2:
-        left = inputs[0] or _constant(node, catalog, "_saved_self")
-        right = inputs[1] or _constant(node, catalog, "_saved_other")
-        if left is None or right is None:
-            return None
-        sign = {"mul": "·", "add": " + ", "sub": " - ", "div": "/"}[name]
-        if name in ("mul", "div"):
-            left, right = _wrapped(left), _wrapped(right)
-        return f"{left}{sign}{right}"
-    if name in ("mul", "add", "sub", "div") and len(inputs) == 1 and inputs[0] is not None:
-        other = _constant(node, catalog, "_saved_other")
-        if name == "mul" and other is not None:
-            return f"{other}·{_wrapped(inputs[0])}"
-        return None
-    if name in ("permute", "t", "transpose") and inputs and inputs[0] is not None:
-        return f"{_wrapped(inputs[0])}ᵀ"
-    if name in FUNCTIONS and inputs and inputs[0] is not None:
-        return f"-{_wrapped(inputs[0])}" if name == "neg" else f"{name}({inputs[0]})"
+def tensor_label(tensor: torch.Tensor, catalog: NodeCatalog, depth: int = 0) -> str | None:
+    """An operand autograd does not track: its variable, `h.detach()`, or its number(s)."""
+    name = catalog.tensor_name(tensor)
+    if name is not None:
+        return name
+    detach = next((op for op in catalog.run.ops if op.is_detach and op.output is tensor and op.inputs), None)
+    if detach is not None and depth < MAX_DEPTH:
+        source = detach.inputs[0]
+        inner = catalog.tensor_name(source) or (node_label(source.grad_fn, catalog, depth + 1)
+                                                if source.grad_fn is not None else None)
+        if inner is not None and inner != placeholder(catalog):
+            return f"{wrapped(inner)}.detach()"
+    if tensor.numel() == 1:
+        return format_number(float(tensor))
+    if tensor.numel() <= MAX_SHOWN_ENTRIES and tensor.dim() == 1:
+        return format_value(tensor.detach().double().tolist())
     return None
 
 
@@ -69,14 +82,105 @@ SAVED_INPUTS = {
 }
 
 
+def _untracked(node: Any, catalog: NodeCatalog, slot: int, depth: int) -> str | None:
+    """The label of input `slot` when autograd does not track it (no next function)."""
+    op = catalog.op_for(node)
+    if op is not None and len(op.inputs) == len(node.next_functions):
+        found = tensor_label(op.inputs[slot], catalog, depth)
+        if found is not None:
+            return found
+    if op is not None and len(op.scalars) == 1 and len(op.inputs) == len(node.next_functions) - 1:
+        return format_number(op.scalars[0])  # the 1 of 1 + x, the 0.5 of y - 0.5
+    names = SAVED_INPUTS.get(type(node).__name__, ("_saved_self", "_saved_other"))
+    saved = getattr(node, names[slot], None) if slot < len(names) and names[slot] else None
+    return catalog.constant_label(saved)
+
+
+def _operand(node: Any, catalog: NodeCatalog, slot: int, depth: int) -> str | None:
+    child = node.next_functions[slot][0]
+    if child is None:
+        return _untracked(node, catalog, slot, depth)
+    label = node_label(child, catalog, depth + 1)
+    return None if label == placeholder(catalog) else label
+
+
+def _expression(node: Any, catalog: NodeCatalog, depth: int) -> str | None:
+    if depth >= MAX_DEPTH:
+        return None
+    name = op_name(type(node).__name__)
+    inputs = [_operand(node, catalog, slot, depth) for slot in range(len(node.next_functions))]
+    if any(item is None for item in inputs) or not inputs:
+        return None
+    first = inputs[0] or ""
+    if name == "pow":
+        return f"{wrapped(first)}^{format_number(float(node._saved_exponent))}"
+    if name in SIGNS and len(inputs) == 2:
+        return _binary(name, inputs[0] or "", inputs[1] or "", node)
+    if name in SIGNS and len(inputs) == 1:
+        return _with_scalar(name, first, node, catalog)
+    if name in MATRIX_PRODUCTS and len(inputs) == 2:
+        return f"{wrapped(first)} @ {wrapped(inputs[1] or '')}"
+    if name == "slice":
+        index = [":"] * int(node._saved_dim) + [f"{_bound(node._saved_start)}:{_bound(node._saved_end)}"]
+        return f"{wrapped(first)}[{', '.join(index)}]"
+    if name == "select":
+        index = [":"] * int(node._saved_dim) + [str(int(node._saved_index))]
+        return f"{wrapped(first)}[{', '.join(index)}]"
+    if name in TRANSPARENT and len(inputs) == 1:
+        return first  # the same entries, another shape: the student names it as the tensor itself
+    if name in ("permute", "t", "transpose"):
+        return f"{wrapped(first)}ᵀ"
+    if name in FUNCTIONS:
+        return f"-{wrapped(first)}" if name == "neg" else f"{name}({first})"
+    return None
+
+
+def _bound(value: Any) -> str:
+    return "" if value is None or abs(int(value)) >= 2**62 else str(int(value))
+
+
+def _with_scalar(name: str, operand: str, node: Any, catalog: NodeCatalog) -> str | None:
+    """x * 3, 1 + x, x - 0.5, 2 / x: one tensor and a Python number."""
+    other = catalog.constant_label(getattr(node, "_saved_other", None))
+    if name == "mul" and other is not None:
+        return f"{other}·{wrapped(operand)}"
+    op = catalog.op_for(node)
+    if op is None or len(op.scalars) != 1:
+        return None
+    number = format_number(op.scalars[0])
+    reflected = op.func_name.startswith("__r") or type(node).__name__.startswith("Rsub")
+    left, right = (number, operand) if reflected else (operand, number)
+    if name in ("mul", "div"):
+        left, right = wrapped(left), wrapped(right)
+    elif name == "sub":
+        right = wrapped(right)
+    return f"{left}{SIGNS[name]}{right}"
+
+
+def _binary(name: str, left: str, right: str, node: Any) -> str:
+    if name == "mul" and node.next_functions[1][0] is None and node.next_functions[0][0] is not None \
+            and _is_number(right):
+        return f"{right}·{wrapped(left)}"  # 3 * x and x * 3 both read 3·x
+    if name in ("mul", "div"):
+        left, right = wrapped(left), wrapped(right)
+    elif name == "sub":
+        right = wrapped(right) if " + " in right or " - " in right else right
+    return f"{left}{SIGNS[name]}{right}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
     labels = []
-    names = SAVED_INPUTS.get(type(node).__name__, ("_saved_self", "_saved_other"))
-    saved = [getattr(node, name, None) if name else None for name in names]
     for slot, (child, _) in enumerate(node.next_functions):
-        constant = saved[slot] if slot < len(saved) else None
         if child is not None:
             labels.append(node_label(child, catalog))
         else:
-            labels.append(catalog.operand_label(constant))
+            labels.append(_untracked(node, catalog, slot, 0) or "the constant")
     return labels

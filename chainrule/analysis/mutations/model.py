@@ -21,6 +21,7 @@ class NodeContext:
     right: InputGrads  # what the node really passes to each input
     labels: list[str]  # the student's name for each input (x, W, 2·x, u)
     value_of: Callable[[int], torch.Tensor | None]  # forward value of input `slot`
+    labels_of: Callable[[Any], list[str]] | None = None  # the student's names for another node's inputs
 
     @property
     def grad(self) -> torch.Tensor:

@@ -7,6 +7,7 @@ import torch
 
 from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
+from chainrule.analysis.mutations.labels import wrapped
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
 from chainrule.op_names import op_name
 
@@ -17,29 +18,46 @@ def softmax_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutat
     u = c.labels[0]
     if node_class == "SoftmaxBackward0":
         s = c.node._saved_result
-        lesson = "softmax′ couples the entries: dsᵢ/dzⱼ = sᵢ(δᵢⱼ - sⱼ), so grad_z = s·(grad - Σ grad·s)"
+        right = f"s·(grad - Σ grad·s) with s = softmax({u})"
+        lesson = (f"softmax couples the entries: dsᵢ/d{wrapped(u)}ⱼ = sᵢ(δᵢⱼ - sⱼ), so the gradient of {u} is "
+                  "s·(grad - Σ grad·s), not s·(1 - s) entry by entry")
         z = c.value_of(0)
-        return [], _kept(_mutation(c, 0, "softmax_diagonal", "s·(1 - s) per entry", "s·(grad - Σ grad·s)", lesson,
-                                   g * s * (1 - s)),
-                         _mutation(c, 0, "softmax_itself", "s", "s·(grad - Σ grad·s)", lesson, g * s),
-                         _mutation(c, 0, "softmax_exp", "exp(z) (no normaliser)", "s·(grad - Σ grad·s)", lesson,
+        return [], _kept(_mutation(c, 0, "softmax_diagonal", "s·(1 - s) per entry", right, lesson, g * s * (1 - s)),
+                         _mutation(c, 0, "softmax_itself", "s", right, lesson, g * s),
+                         _mutation(c, 0, "softmax_exp", f"exp({u}) (no normaliser)", right, lesson,
                                    g * z.exp()) if z is not None else None)
     if node_class == "LogSoftmaxBackward0":
         z = c.value_of(0)
-        lesson = "d log_softmax(z)/dz = 1 - softmax(z): the normaliser's gradient is softmax(z), not 1 or exp(z)"
+        right = f"1 - softmax({u})"
+        lesson = (f"d log_softmax({u})/d{wrapped(u)} = 1 - softmax({u}): the normaliser's gradient is "
+                  f"softmax({u}), not 1 or exp({u})")
         return [], _kept(
-            _mutation(c, 0, "log_softmax_no_normaliser", "1 (the normaliser forgotten)", "1 - softmax(z)", lesson, g),
-            _mutation(c, 0, "log_softmax_exp", "1 - exp(z)", "1 - softmax(z)", lesson,
+            _mutation(c, 0, "log_softmax_no_normaliser", "1 (the normaliser forgotten)", right, lesson, g),
+            _mutation(c, 0, "log_softmax_exp", f"1 - exp({u})", right, lesson,
                       g - z.exp() * g.sum(dim, keepdim=True)) if z is not None else None)
     z = c.node._saved_self
     keep = bool(c.node._saved_keepdim)
     expanded = g if keep else g.unsqueeze(dim) if g.dim() < z.dim() else g
-    lesson = f"d logsumexp({u})/d{u} = softmax({u}) = exp({u}) / Σ exp({u}): the normaliser is part of the derivative"
+    lesson = (f"d logsumexp({u})/d{wrapped(u)} = softmax({u}) = exp({u}) / Σ exp({u}): the normaliser is part "
+              "of the derivative")
     return [], _kept(
         _mutation(c, 0, "logsumexp_no_normaliser", f"exp({u})", f"softmax({u})", lesson, expanded * z.exp()),
-        _mutation(c, 0, "logsumexp_mean", "1/N", f"softmax({u})", lesson,
+        _mutation(c, 0, "logsumexp_mean", f"1/{z.shape[dim]}", f"softmax({u})", lesson,
                   expanded * torch.ones_like(z) / z.shape[dim]),
     )
+
+
+def _per_element(c: NodeContext) -> str:
+    """Each element's gradient of the loss before any 1/N, in the student's names."""
+    p = c.labels[0]
+    t = c.labels[1] if len(c.labels) > 1 else "the target"
+    return {"MseLossBackward0": f"2·({p} - {t})", "L1LossBackward0": f"sign({p} - {t})",
+            "BinaryCrossEntropyBackward0": f"({p} - {t})/({p}·(1 - {p}))",
+            "NllLossBackward0": "-1 at each example's target entry"}.get(type(c.node).__name__, "its gradient")
+
+
+def _over(text: str, count: int) -> str:
+    return text.replace("-1 at", f"-1/{count} at") if text.startswith("-1 at") else f"{text}/{count}"
 
 
 def loss_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
@@ -50,22 +68,26 @@ def loss_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation
     name = op_label(c)
     lesson = (f"{name} with reduction='mean' divides by N = {count}: each element's gradient carries 1/N"
               if reduction == 1 else f"{name} with reduction='sum' adds the elements: there is no 1/N")
+    summed = _per_element(c)
+    right = _over(summed, count) if reduction == 1 else summed
     for slot, real in enumerate(c.right):
         if real is None:
             continue
         if reduction == 1:
-            found.extend(_kept(_mutation(c, slot, "loss_no_normaliser", "the sum's gradient (no 1/N)",
-                                         f"1/{count} of it", lesson, real * count)))
+            found.extend(_kept(_mutation(c, slot, "loss_no_normaliser", summed, right, lesson, real * count)))
         elif reduction == 2:
-            found.extend(_kept(_mutation(c, slot, "loss_as_mean", f"1/{count} of the sum's gradient",
-                                         "no 1/N", lesson, real / count)))
+            found.extend(_kept(_mutation(c, slot, "loss_as_mean", _over(summed, count), right, lesson,
+                                         real / count)))
         if type(c.node).__name__ == "NllLossBackward0" and reduction == 1 and x.dim() > 1:
-            found.extend(_kept(_mutation(c, slot, "loss_every_element", f"1/{x.numel()} (every entry)",
-                                         f"1/{count} (the batch)", "cross-entropy's mean is over the batch "
-                                         "(one loss per example), not over every logit", real * count / x.numel())))
+            found.extend(_kept(_mutation(c, slot, "loss_every_element", _over(summed, x.numel()), right,
+                                         "cross-entropy's mean is over the batch (one loss per example), not over "
+                                         "every logit", real * count / x.numel())))
         if type(c.node).__name__ == "MseLossBackward0":
-            found.extend(_kept(_mutation(c, slot, "mse_no_two", "(x - y) without the 2", "2·(x - y)",
-                                         "d(x - y)²/dx = 2·(x - y): the exponent comes down", real / 2)))
+            p, t = c.labels[0], c.labels[1] if len(c.labels) > 1 else "the target"
+            half = f"({p} - {t})"
+            found.extend(_kept(_mutation(c, slot, "mse_no_two", _over(half, count) if reduction == 1 else half,
+                                         right, f"d{half}²/d{wrapped(p)} = 2·{half}: the exponent comes down",
+                                         real / 2)))
     return [], found
 
 

@@ -12,6 +12,8 @@ from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.probability import loss_mutations, softmax_mutations
+from chainrule.op_names import op_name
+from chainrule.values import ordinal
 
 Rule = Callable[[NodeContext], tuple[list[RightDerivative], list[Mutation]]]
 MEAN = "mean divides by N: each element's local derivative is 1/N"
@@ -45,11 +47,15 @@ def _expand(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         return [], []
     count = c.grad.numel() // real.numel()
     return [], _kept(
-        _mutation(c, 0, "broadcast_averaged", "the mean over the broadcast rows", "the sum over them", BROADCAST,
+        _mutation(c, 0, "broadcast_averaged", _rows("the mean", count), _rows("the sum", count), BROADCAST,
                   real / count),
-        _mutation(c, 0, "broadcast_one_row", "the gradient of one row", "the sum over all rows", BROADCAST,
-                  c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real),
+        _mutation(c, 0, "broadcast_one_row", "the gradient of the first row only", _rows("the sum", count),
+                  BROADCAST, c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real),
     )
+
+
+def _rows(what: str, count: int) -> str:
+    return f"{what} of the gradient over the {count} rows it is broadcast to"
 
 
 def _broadcast(c: NodeContext) -> list[Mutation]:
@@ -59,14 +65,14 @@ def _broadcast(c: NodeContext) -> list[Mutation]:
         if real is None or real.numel() >= c.grad.numel() or real.numel() == 0:
             continue
         count = c.grad.numel() // real.numel()
-        item = _mutation(c, slot, "broadcast_averaged", "the mean over the broadcast rows", "the sum over them",
+        item = _mutation(c, slot, "broadcast_averaged", _rows("the mean", count), _rows("the sum", count),
                          BROADCAST, real / count)
         found.extend(_kept(item))
         if type(c.node).__name__ in ("AddBackward0", "SubBackward0") and c.grad.dim() > real.dim():
             sign = -1.0 if slot == 1 and type(c.node).__name__ == "SubBackward0" else 1.0
             one_row = sign * c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real
-            found.extend(_kept(_mutation(c, slot, "broadcast_one_row", "the gradient of one row",
-                                         "the sum over all rows", BROADCAST, one_row)))
+            found.extend(_kept(_mutation(c, slot, "broadcast_one_row", "the gradient of the first row only",
+                                         _rows("the sum", count), BROADCAST, one_row)))
     return found
 
 
@@ -162,12 +168,13 @@ def _cat_offsets(c: NodeContext, lesson: str) -> list[Mutation]:
     for slot, real in enumerate(c.right):
         if real is None:
             continue
-        found.extend(_kept(_mutation(c, slot, "join_reversed", "its slice reversed", "its slice", lesson,
+        found.extend(_kept(_mutation(c, slot, "join_reversed", "its slice reversed", "its own slice", lesson,
                                      real.flip(0))))
         for start in range(c.grad.numel() - sizes[slot] + 1):
             if start != sum(sizes[:slot]):
-                found.extend(_kept(_mutation(c, slot, "join_wrong_offset", f"entries {start + 1} to "
-                                             f"{start + sizes[slot]} of the gradient", "its own slice", lesson,
+                found.extend(_kept(_mutation(c, slot, "join_wrong_offset", f"the {ordinal(start + 1)} to "
+                                             f"{ordinal(start + sizes[slot])} entries of the gradient",
+                                             "its own slice", lesson,
                                              c.grad[start:start + sizes[slot]])))
     return found
 
@@ -175,8 +182,11 @@ def _cat_offsets(c: NodeContext, lesson: str) -> list[Mutation]:
 def _transposed_back(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     lesson = "a transpose's gradient is transposed back: grad ends up with the input's shape and layout"
     real = c.right[0]
-    if real is None or c.grad.shape != real.shape:
+    if real is None or c.grad.numel() != real.numel():
         return [], []
+    if c.grad.shape != real.shape:  # a non-square gradient poured into the input's shape, entry by entry
+        return [], _kept(_mutation(c, 0, "transpose_reshaped", f"grad reshaped to the shape of {c.labels[0]}",
+                                   "gradᵀ", lesson, c.grad.reshape(real.shape)))
     return [], _kept(_mutation(c, 0, "transpose_not_undone", "grad as it is", "gradᵀ", lesson, c.grad))
 
 
@@ -190,12 +200,13 @@ def _indexing(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
 
 
 def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    lesson = "max passes the whole gradient to the entry that wins (the others get 0), not a share to each"
+    lesson = (f"{op_name(type(c.node).__name__)} passes the whole gradient to the entry that wins (the others "
+              "get 0), not a share to each")
     real = c.right[0]
     if real is None or c.grad.numel() != 1:
         return [], []
     g = c.grad.reshape(())
-    return [], _kept(_mutation(c, 0, "max_shared", "1/N to every entry", "1 at the winner", lesson,
+    return [], _kept(_mutation(c, 0, "max_shared", f"1/{real.numel()} to every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real) / real.numel()),
                      _mutation(c, 0, "max_everywhere", "1 at every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real)))

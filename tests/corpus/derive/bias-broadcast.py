@@ -33,7 +33,9 @@ c.mistake("W.grad", torch.ones(2, 3) @ g, "d(XW)/dW taken as 1 (the X factor dro
           "wrong_local_derivative", edge=["W", "mm"])
 c.mistake("W.grad", X.T @ hd, "d(h²)/dh taken as h (the 2 dropped)",
           "wrong_local_derivative", edge=["add", "pow"])
-c.mistake("b.grad", hd.mean(0), "two mistakes: averaged over the batch and d(h²)/dh taken as h",
+c.mistake("b.grad", hd.mean(0), "two mistakes: averaged over the batch and d(h²)/dh taken as h; the same "
+          "number as one mistake, sum taken as mean (1/6 for each of the 6 entries of h², = 1/3 · 1/2)",
           "two_mistakes", components=[{"kind": "wrong_local_derivative", "edge": ["b", "add"]},
-                                      {"kind": "wrong_local_derivative", "edge": ["add", "pow"]}])
+                                      {"kind": "wrong_local_derivative", "edge": ["add", "pow"]}],
+          accept=["wrong_local_derivative"])
 c.write()
