@@ -66,7 +66,8 @@ def grad_source(tracer: ProgramTracer, name: str, tensor: torch.Tensor) -> dict[
         now = grad_state(tensor)
         if now.same_as(last):
             started = tracer.added_to.get(name)
-            return _by_hand(*started) if started else {"source": "autograd", "line": None, "how": "backward"}
+            return _by_hand(started[0], "added_to") if started else {"source": "autograd", "line": None,
+                                                                      "how": "backward"}
         if now.grad is last.grad and now.empty:
             return {"source": "autograd", "line": None, "how": "zeroed"}
         return _by_hand(*tracer.touched.get(name, _assignment(tracer, tensor)))

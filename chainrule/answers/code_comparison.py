@@ -155,7 +155,7 @@ def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis)
     detail: dict[str, Any] = {"calls": calls, "expected_calls": expected, "counted": counted,
                               "expected_counted": expected_counted, "lines": [site.line for site in sites]}
     if resets and not expected_resets:
-        message = words.zeroed_between(tensor, resets[0], _around(trace, resets[0]), facts)
+        message = words.zeroed_between(tensor, resets[0], _around(trace, resets[0]), counted, facts)
         return "accumulation", message, {**detail, "finding": "reset_between", "line": resets[0].line}
     if expected_resets and not resets and calls > 1:
         message = words.never_reset(tensor, sites, calls, expected_counted)

@@ -52,17 +52,18 @@ def never_backward(tensor: str, output: str) -> str:
             f"Call backward() on {output} once it is computed from {tensor}.")
 
 
-def zeroed_between(tensor: str, reset: GradReset, sites: list[BackwardSite], facts: SourceFacts) -> str:
+def zeroed_between(tensor: str, reset: GradReset, sites: list[BackwardSite], counted: int,
+                   facts: SourceFacts) -> str:
     before = [site for site in sites if site.line is not None]
     around = f" between the backward() calls on {lines_text(before)}" if len(before) >= 2 else \
         " between backward() calls"
+    kept = "the last call's gradient" if counted == 1 else f"the gradients of the last {counted} calls"
     if reset.how == "new_tensor":
         what = (f"Your program makes a new tensor {tensor} before backward() call {reset.before_call}, so its .grad "
-                "starts empty and the earlier calls no longer count")
+                f"starts empty and keeps only {kept}")
     else:
         verb = _RESET_WORDS.get(reset.how, "changes {t}.grad").format(t=tensor)
-        what = (f"{capitalised(facts.quoted(reset.line))} {verb}{around}, so {tensor}.grad keeps only the gradient "
-                "of the calls after it")
+        what = f"{capitalised(facts.quoted(reset.line))} {verb}{around}, so {tensor}.grad keeps only {kept}"
     return f"{what}. {ACCUMULATION_RULE}, and this exercise counts every call: remove the reset."
 
 
@@ -108,11 +109,13 @@ def not_cut(frozen: str | None, paths: list[list[str]], facts: SourceFacts, line
 
 def extra_cut(cut: TraceOp, tensor: str, paths: list[list[str]], facts: SourceFacts) -> str:
     words = _CUT_WORDS.get(cut.op, cut.op)
-    made = cut.result or "its result"
+    source = cut.tensor or "the tensor"
+    made = cut.result or f"that copy of {source}"
     along = _paths(paths, None) if paths else f"that path to {tensor}"
+    fix = f"compute {made} outside torch.no_grad()" if cut.op == "no_grad" else f"use {source} itself there"
     return (f"{capitalised(facts.quoted(cut.line))} cuts the gradient: {words} makes {made} a constant to "
             f"autograd, so {along} carries no gradient back to {tensor} in your program. This exercise keeps that "
-            f"path: compute {made} without {words}.")
+            f"path: {fix}.")
 
 
 def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool, facts: SourceFacts) -> str:

@@ -89,7 +89,14 @@ def _returned_names(source: str, function: str, count: int) -> list[str | None]:
     returned = [_names_of(node.value, count) for node in _own_returns(defined[-1])]
     if not returned or any(names != returned[0] for names in returned):
         return [None] * count
-    return returned[0]
+    computed = _computed_names(defined[-1])  # `return y` of a parameter y names no result of the student's
+    return [name if name in computed else None for name in returned[0]]
+
+
+def _computed_names(function: ast.FunctionDef) -> set[str]:
+    parameters = {argument.arg for argument in ast.walk(function.args) if isinstance(argument, ast.arg)}
+    assigned = {target.id for node in ast.walk(function) for target in _targets(node) if isinstance(target, ast.Name)}
+    return assigned - parameters
 
 
 def _own_returns(function: ast.FunctionDef) -> list[ast.Return]:
