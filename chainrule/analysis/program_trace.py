@@ -104,11 +104,12 @@ class ProgramTracer(TorchFunctionMode):
         kwargs = kwargs or {}
         if func in _BACKWARD:
             return self._backward(func, args, kwargs)
+        name, attribute = getattr(func, "__name__", ""), _attribute(func)
         with _never_failing():
-            self._before(func, args)
+            self._before(name, attribute, args)
         result = func(*args, **kwargs)
         with _never_failing():
-            self._after(func, args, kwargs, result)
+            self._after(func, name, attribute, (args, kwargs), result)
         return result
 
     def line(self) -> int | None:
@@ -137,9 +138,7 @@ class ProgramTracer(TorchFunctionMode):
                     found[name] = tensor
         return found
 
-    def _before(self, func: Callable[..., Any], args: Sequence[Any]) -> None:
-        name = getattr(func, "__name__", "")
-        attribute = _attribute(func)
+    def _before(self, name: str, attribute: tuple[str, str] | None, args: Sequence[Any]) -> None:
         target = args[0] if args else None
         if attribute == ("grad", "__set__") and isinstance(target, torch.Tensor):
             how = "set_none" if len(args) < 2 or args[1] is None else "assigned"
@@ -166,23 +165,22 @@ class ProgramTracer(TorchFunctionMode):
         elif torch.is_grad_enabled() and target.requires_grad:
             self.act("in_place", target, target, name)
 
-    def _after(self, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], result: Any) -> None:
-        name = getattr(func, "__name__", "")
+    def _after(self, func: Callable[..., Any], name: str, attribute: tuple[str, str] | None,
+               called: tuple[Sequence[Any], dict[str, Any]], result: Any) -> None:
+        args = called[0]
         source = args[0] if args and isinstance(args[0], torch.Tensor) else None
         if func is torch.autograd.grad and isinstance(result, (tuple, list)):
             self.autograd_results += [(weakref.ref(item), item._version) for item in result
                                       if isinstance(item, torch.Tensor)][:MAX_CREATED]
-        attribute = _attribute(func)
         if not isinstance(result, torch.Tensor) or (attribute is not None and attribute[0] != "data"):
             return
-        tracked_input = any(isinstance(item, torch.Tensor) and item.requires_grad for item in _tensors(args, kwargs))
         if name in _CUTS and source is not None and source.requires_grad:
             self.act("detach", source, result, name)
         elif attribute == ("data", "__get__") and source is not None and source.requires_grad:
             self.act("data", source, result, ".data")
         elif name == "clone" and source is not None and source.requires_grad:
             self.act("clone", source, result, name)
-        elif result.grad_fn is None and tracked_input and not torch.is_grad_enabled() and not _in_place(name):
+        elif result.grad_fn is None and not torch.is_grad_enabled() and not _in_place(name) and _tracked(called):
             self.act("no_grad", source, result, name)
         if result.grad_fn is None and id(result) not in self.created and len(self.created) < MAX_CREATED:
             self.created[id(result)] = (weakref.ref(result), self.line())
@@ -282,9 +280,11 @@ def _ref(item: Any) -> weakref.ref[Any] | None:
         return None
 
 
-def _tensors(args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
-    items = [*args, *kwargs.values()]
-    return [inner for item in items for inner in (item if isinstance(item, (list, tuple)) else [item])]
+def _tracked(called: tuple[Sequence[Any], dict[str, Any]]) -> bool:
+    """Some input requires grad (an op under no_grad that would otherwise have been recorded)."""
+    items = [*called[0], *called[1].values()]
+    flat = [inner for item in items for inner in (item if isinstance(item, (list, tuple)) else [item])]
+    return any(isinstance(item, torch.Tensor) and item.requires_grad for item in flat)
 
 
 class _never_failing:
