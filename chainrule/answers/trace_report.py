@@ -14,7 +14,8 @@ MAX_ITEMS = 16  # chainrule.analysis.program_trace.MAX_ITEMS
 MAX_TENSORS = 64  # the part's reads (chainrule.answers.code_report.MAX_KEYS)
 MAX_LINE = 100_000
 MAX_COUNT = 10**9
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,3}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_][A-Za-z0-9_]*)*")  # the part-key grammar
+MAX_NAME = 200
 _HOW = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]{0,39}")
 OPS = ("detach", "data", "clone", "no_grad", "in_place", "requires_grad")
 CUTS = ("detach", "data", "no_grad")  # ops after which no gradient flows back
@@ -179,7 +180,7 @@ def _count(data: Any, where: str) -> int:
 
 
 def _name(data: Any) -> str:
-    if not isinstance(data, str) or not _NAME.fullmatch(data):
+    if not isinstance(data, str) or len(data) > MAX_NAME or not _NAME.fullmatch(data):
         raise MalformedTrace("a tensor name is not a variable name")
     return data
 

@@ -194,3 +194,12 @@ def test_a_malformed_trace_rejects_the_report(forgery: Any) -> None:
     diagnosis = graded_report(forged, points, source)
     assert (diagnosis.kind, diagnosis.detail["reason"]) == ("unknown", "malformed_output")
     assert graded_report(report, points, source).correct
+
+
+def test_module_parameters_are_traced_by_their_part_keys() -> None:
+    reference = ("torch.manual_seed(0)\nnet = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh(), "
+                 "torch.nn.Linear(2, 1))\nloss = net(torch.tensor([[x0, 1.0]])).sum()\nloss.backward()\n")
+    twice = reference.replace("loss.backward()\n", "loss.backward(retain_graph=True)\nloss.backward()\n")
+    graded = program_part(reference, twice, {"x0": 2.0}, ["net.0.weight.grad"])["net.0.weight.grad"]
+    assert graded.message.startswith("Your program calls backward() twice (lines 4 and 5), but this exercise calls "
+                                     "it once")
