@@ -165,6 +165,9 @@ class Analysis:
     # The right local derivative of every edge where it is a factor:
     # {"source": node id, "target": node id, "formula": "y", "value": 3.0}
     local_derivatives: list[dict[str, Any]] = field(default_factory=list)
+    # What the program does with autograd, line by line (chainrule.analysis.trace_summary): code parts
+    # compare the student's program with it (chainrule.answers.code_comparison). Empty when cached before.
+    program_trace: dict[str, Any] = field(default_factory=dict)
     # Built on first use by chainrule.diagnosis.numeric (part → index); never serialised.
     match_indexes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -198,6 +201,7 @@ class Analysis:
             edge_grads=[FlowMessage(**item) for item in data.get("edge_grads") or []],
             node_formulas=dict(data.get("node_formulas") or {}),
             local_derivatives=[dict(item) for item in data.get("local_derivatives") or []],
+            program_trace=dict(data.get("program_trace") or {}),
         )
 
 

@@ -42,15 +42,17 @@ def code_parts_diagnoses(*, parts: list[Part], sources: dict[str, str], points: 
         listed = reports.get("parts") if isinstance(reports, dict) and "parts" in reports else None
         for index, part in enumerate(group):  # a failed job (timeout, crash) is every part's feedback
             outputs[part.key] = listed[index] if isinstance(listed, list) and index < len(listed) else reports
-    return {part.key: _graded(part=part, output=outputs[part.key], points=points, analyses=analyses) for part in parts}
+    return {part.key: _graded(part=part, source=sources[part.key], output=outputs[part.key], points=points,
+                              analyses=analyses) for part in parts}
 
 
-def _graded(*, part: Part, output: Any, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
+def _graded(*, part: Part, source: str, output: Any, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
     config = part.config
     returns = config.get("returns") if config["mode"] == "function" else None
     diagnoses = grade_code(
         harness_output=output, analyses=analyses, points=points, parts=list(returns or config["reads"]),
         returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.get("reference_error"),
+        source=source, function=config.get("function"), signature=config.get("signature"),
     )
     return combined_diagnosis(key=part.key, diagnoses=diagnoses)
 
@@ -97,13 +99,20 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     expected: dict[str, Any] = {name: d.expected for name, d in diagnoses.items()}
     detail = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
     if not wrong:
-        message = f"Correct: {', '.join(diagnoses)} all match the gradients autograd computes."
+        names = ", ".join(_named(d) for d in diagnoses.values())
+        message = f"Correct: {names} all match the gradients autograd computes."
         return Diagnosis(key, True, "correct", [], message, expected=expected, detail=detail)
     highlight = Highlight.merged(d.highlight for d in wrong)
-    right = [name for name, d in diagnoses.items() if d.correct]
+    right = [_named(d) for d in diagnoses.values() if d.correct]
     messages = {d.message for d in wrong}
-    message = messages.pop() if len(messages) == 1 else " ".join(f"{d.part}: {d.message}" for d in wrong)
+    message = messages.pop() if len(messages) == 1 else " ".join(f"{_named(d)}: {d.message}" for d in wrong)
     if right:
         message += f" ({', '.join(right)} {'is' if len(right) == 1 else 'are'} right.)"
     return Diagnosis(key, False, wrong[0].kind, [p for d in wrong for p in d.paths], message,
                      also=[d.kind for d in wrong[1:]], highlight=highlight, expected=expected, detail=detail)
+
+
+def _named(diagnosis: Diagnosis) -> str:
+    """A function part's value by what the student calls it ("your dz_dy"), a program's by its read."""
+    subject = diagnosis.detail.get("subject")
+    return f"your {subject}" if isinstance(subject, str) else diagnosis.part

@@ -46,7 +46,8 @@ def test_realistic_wrong_grad_z_names_the_path(tmp_path: Path, case: str) -> Non
     assert not result["correct"] and kind_of(result) == kind
     if path:
         assert path in result["diagnosis"]["paths"]
-    assert "(y.grad is right.)" in result["diagnosis"]["message"]
+    message = result["diagnosis"]["message"]  # the student wrote grad_z's return values, not a .grad
+    assert "(your dz_dy is right.)" in message and "x.grad" not in message and "y.grad" not in message
     assert result["score"] == 1.0 and result["max_score"] == 2.0  # one of the two gradients earns its share
 
 
@@ -84,7 +85,24 @@ def test_counting_the_detached_path_is_an_extra_path(tmp_path: Path) -> None:
 def test_a_loop_that_zeroes_between_calls_is_an_accumulation_mistake(tmp_path: Path) -> None:
     source = ("x = torch.tensor([x0], requires_grad=True)\ny = x**2\nfor step in range(2):\n"
               "    if x.grad is not None:\n        x.grad.zero_()\n    y.backward(retain_graph=True)\n")
-    assert kind_of(grade_code(tmp_path, "accumulation", "program", source)) == "accumulation"
+    result = grade_code(tmp_path, "accumulation", "program", source)
+    assert kind_of(result) == "accumulation"  # said of the student's own zero_(), traced in the sandbox
+    assert result["diagnosis"]["message"].startswith(
+        "Line 5 (`x.grad.zero_()`) zeroes x.grad between the backward() calls on line 6, in a loop")
+
+
+def test_a_grad_assigned_by_hand_earns_nothing_even_when_right(tmp_path: Path) -> None:
+    source = "x = torch.tensor([x0], requires_grad=True)\ny = x**2\ny.backward()\nx.grad *= 2\n"
+    result = grade_code(tmp_path, "accumulation", "program", source)
+    assert (result["correct"], result["score"], kind_of(result)) == (False, 0.0, "not_autograd")
+    assert "x.grad was assigned by hand on line 4 (`x.grad *= 2`)" in result["diagnosis"]["message"]
+
+
+def test_a_clone_is_not_described_as_a_detach(tmp_path: Path) -> None:
+    source = "x = torch.tensor([x0], requires_grad=True)\na = x**2\nb = a.clone()\nz = b * x\nz.backward()\n"
+    message = grade_code(tmp_path, "detach", "frozen", source)["diagnosis"]["message"]
+    assert message.startswith("Line 3 (`b = a.clone()`): clone() copies a but keeps its graph")
+    assert "runs through detach()" not in message
 
 
 def test_a_missing_seed_reports_the_error_on_the_students_line(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from chainrule.analysis.node_gradients import FlowRecorder
 from chainrule.analysis.op_recording import ProgramRun
 from chainrule.analysis.part_tensors import none_part_hypotheses, parse_part_key, read_part
 from chainrule.analysis.tensors import tensor_to_array
+from chainrule.analysis.trace_summary import trace_program
 from chainrule.errors import AnalysisError
 from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartReference, PathContribution
 from chainrule.values import Value
@@ -58,6 +59,7 @@ def analyze_program(
         hypotheses={key: context.hypotheses(reference) for key, reference in references.items()},
         notes=_notes(inspector.evidence, leaves, counterfactuals) + flow.notes,
         local_derivatives=_local_derivatives(inspector.evidence, graph),
+        program_trace=trace_program(program=program, params=checked, reads=[key.text for key in keys]),
         **_flow_fields(flow, graph, leaves),
     )
 

@@ -2,20 +2,40 @@
 outside the sandbox. The report is untrusted and validated first; student
 code that fails becomes a `code_error` diagnosis with the harness's message
 (it names the student's own line); code that runs is diagnosed at every
-evaluation point by chainrule.diagnosis.across_points, one diagnosis per part."""
+evaluation point by chainrule.diagnosis.across_points, one diagnosis per part.
+A program or fix part is then judged by what the student's program does with
+autograd (chainrule.answers.code_comparison); a function part's feedback speaks
+of the values the student's function returns ("your dz_dx")."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from chainrule.answers.code_comparison import CodeEvidence, explained_failure, program_diagnosis
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
+from chainrule.answers.source_facts import SourceFacts, return_names, source_facts
+from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Analysis
 from chainrule.values import Value
 
 Point = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Grading:
+    output: HarnessOutput
+    analyses: list[Analysis]
+    points: list[Point]
+    returns: Sequence[str | None] | None
+    rel_tol: float
+    abs_tol: float
+    facts: SourceFacts
+    subjects: dict[str, str]  # function mode: part → what the student calls that return value
+    reference: ProgramTrace | None
 
 
 def grade_code(
@@ -28,16 +48,23 @@ def grade_code(
     rel_tol: float,
     abs_tol: float,
     reference_error: str | None = None,
+    source: str | None = None,
+    function: str | None = None,
+    signature: str | None = None,
 ) -> dict[str, Diagnosis]:
     """Function mode: `returns[i]` is the part that the function's i-th return
     value answers (None for a value not graded). Program and fix mode:
     `returns` is None and each part (`x.grad`) is read by that name.
     `reference_error` is the exception type the reference itself raises at
-    every point (then `analyses` may be empty): raising it is the answer."""
+    every point (then `analyses` may be empty): raising it is the answer.
+    `source` is the student's code (its lines are quoted, its calls checked);
+    `function` and `signature` name a function part's return values."""
     if returns is not None and any(part not in returns for part in parts):
         raise ValueError("every graded part must be one of the function's return values")
+    facts = source_facts(source) if source is not None else SourceFacts(())
     try:
-        output = validated_output(harness_output, point_count=len(points))
+        output = validated_output(harness_output, point_count=len(points),
+                                  line_count=len(facts.lines) if source is not None else None)
     except MalformedOutput as problem:
         return {part: _malformed(part, analyses, str(problem)) for part in parts}
     if reference_error is not None:
@@ -45,21 +72,48 @@ def grade_code(
     if not output.points:
         error = output.error or "Your code produced no results."
         return {part: _code_error(part, analyses, error, {}) for part in parts}
-    return {part: _graded_part(part, output, analyses, points, returns, rel_tol, abs_tol) for part in parts}
+    grading = _Grading(output, analyses, points, returns, rel_tol, abs_tol, facts,
+                       _subjects(returns, source or "", function, signature), _reference_trace(analyses))
+    return {part: _graded_part(part, grading) for part in parts}
 
 
-def _graded_part(
-    part: str, output: HarnessOutput, analyses: list[Analysis], points: list[Point],
-    returns: Sequence[str | None] | None, rel_tol: float, abs_tol: float,
-) -> Diagnosis:
+def _subjects(returns: Sequence[str | None] | None, source: str, function: str | None,
+              signature: str | None) -> dict[str, str]:
+    if returns is None or function is None:
+        return {}
+    names = return_names(source, function=function, count=len(returns), signature=signature)
+    fallback = [f"return value {index + 1} of {function}" if len(returns) > 1 else f"return value of {function}"
+                for index in range(len(returns))]
+    return {part: name or other for part, name, other in zip(returns, names, fallback, strict=True) if part}
+
+
+def _reference_trace(analyses: list[Analysis]) -> ProgramTrace | None:
+    if not analyses or not analyses[0].program_trace:
+        return None
+    try:
+        return validated_trace(analyses[0].program_trace, line_count=None)
+    except MalformedTrace:
+        return None  # an analysis cached by another version: graded on the values alone
+
+
+def _graded_part(part: str, grading: _Grading) -> Diagnosis:
+    output, returns = grading.output, grading.returns
     key = part if returns is None else str(list(returns).index(part))
-    failures = [(index, problem) for index, point in enumerate(output.points)
+    failures = [(index, explained_failure(problem, point, grading.facts)) for index, point in enumerate(output.points)
                 if (problem := _point_problem(point, key, part)) is not None]
     if failures:
-        return _failed_at_points(part, analyses, points, failures)
+        return _failed_at_points(part, grading.analyses, grading.points, failures)
     answers: list[Value] = [point.values[key] for point in output.points]
-    return diagnose_points(analyses=analyses, part=part, answers=answers, rel_tol=rel_tol, abs_tol=abs_tol,
-                           points=points)
+    subject = grading.subjects.get(part)
+    found = diagnose_points(analyses=grading.analyses, part=part, answers=answers, rel_tol=grading.rel_tol,
+                            abs_tol=grading.abs_tol, points=grading.points, subject=subject)
+    if subject is not None:
+        found.detail = {**found.detail, "subject": subject}
+    if returns is not None:
+        return found
+    evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
+                            grading.analyses[0] if grading.analyses else None, grading.facts)
+    return program_diagnosis(found, evidence)
 
 
 def _point_problem(point: PointOutput, key: str, part: str) -> str | None:

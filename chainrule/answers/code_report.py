@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.values import Value
 
 MAX_TEXT = 2_000
@@ -34,6 +35,7 @@ class PointOutput:
     error: str | None
     unread: dict[str, str] = field(default_factory=dict)
     raised: RaisedError | None = None
+    trace: ProgramTrace | None = None  # program and fix parts: what the code did with autograd
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,10 @@ class HarnessOutput:
     stdout: str
 
 
-def validated_output(data: Any, *, point_count: int) -> HarnessOutput:
+def validated_output(data: Any, *, point_count: int, line_count: int | None = None) -> HarnessOutput:
     """Raises MalformedOutput; otherwise every point of the job is present,
-    unless the job failed before the first point (then `error` says why)."""
+    unless the job failed before the first point (then `error` says why).
+    `line_count`: the student's source's lines, which a trace's lines must be."""
     document = _mapping(data, "the output", {"ok", "error", "points", "stdout"})
     if not isinstance(document.get("ok"), bool):
         raise MalformedOutput("ok must be true or false")
@@ -56,7 +59,7 @@ def validated_output(data: Any, *, point_count: int) -> HarnessOutput:
         raise MalformedOutput("points must be a list")
     if len(raw_points) != point_count and not (error is not None and not raw_points):
         raise MalformedOutput(f"{len(raw_points)} points reported for {point_count} evaluated")
-    points = [_point(item, index) for index, item in enumerate(raw_points)]
+    points = [_point(item, index, line_count) for index, item in enumerate(raw_points)]
     stdout = _text_or_none(document.get("stdout", ""), "stdout") or ""
     return HarnessOutput(ok=document["ok"], error=error, points=points, stdout=stdout)
 
@@ -79,9 +82,9 @@ def _text_or_none(value: Any, where: str) -> str | None:
     return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…"
 
 
-def _point(data: Any, index: int) -> PointOutput:
+def _point(data: Any, index: int, line_count: int | None) -> PointOutput:
     where = f"point {index + 1}"
-    point = _mapping(data, where, {"values", "error", "unread", "raised"})
+    point = _mapping(data, where, {"values", "error", "unread", "raised", "trace"})
     values = _mapping(point.get("values", {}), f"{where} values")
     unread = _mapping(point.get("unread") or {}, f"{where} unread")
     if len(values) + len(unread) > MAX_KEYS:
@@ -91,7 +94,17 @@ def _point(data: Any, index: int) -> PointOutput:
         error=_text_or_none(point.get("error"), f"{where} error"),
         unread={key[:200]: _text_or_none(text, f"{where} unread") or "" for key, text in unread.items()},
         raised=_raised(point.get("raised"), where),
+        trace=_trace(point.get("trace"), where, line_count),
     )
+
+
+def _trace(data: Any, where: str, line_count: int | None) -> ProgramTrace | None:
+    if data is None:
+        return None
+    try:
+        return validated_trace(data, line_count=line_count)
+    except MalformedTrace as problem:
+        raise MalformedOutput(f"{where} trace: {problem}") from None
 
 
 def _raised(data: Any, where: str) -> RaisedError | None:

@@ -1,9 +1,10 @@
 """The job that runs a code part INSIDE the sandbox.
 
-This file is itself the job's source (harness_source): it imports nothing from
-chainrule and holds no answers and no reference program. It gets the student's
-source, the mode, what to call or read, and the evaluation points as plain
-parameters; it runs the code once per point in a fresh namespace and reports
+This file is itself the job's source (harness_source): it holds no answers and no
+reference program, and imports from chainrule only the recorder of what a program does
+with autograd (chainrule.analysis.program_trace; program and fix parts, in torch jobs).
+It gets the student's source, the mode, what to call or read, and the evaluation points
+as plain parameters; it runs the code once per point in a fresh namespace and reports
 JSON values, or errors written for the student that point at the student's
 own lines. The student's code runs in this same process and can replace any
 of it, so everything emitted is untrusted: chainrule.answers.code_grading checks it.
@@ -15,7 +16,8 @@ Input:  {"parts": [part, ...]} (one report per part, in order) or one part:
          program/fix:   "reads": ["x.grad", "z", ...]}
 Output: {"ok": bool, "error": str | None, "stdout": str,
          "points": [{"values": {key: value}, "error": str | None,
-                     "unread": {key: why}, "raised": {"type", "message", "line"} | None}]}
+                     "unread": {key: why}, "raised": {"type", "message", "line"} | None,
+                     "trace": {…} (program and fix parts: chainrule.analysis.trace_summary)}]}
 Function mode keys values by return position ("0", "1", …); program mode by the read."""
 
 from __future__ import annotations
@@ -249,16 +251,41 @@ def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dic
     namespace = {"__builtins__": builtins, "__name__": "__student__", "torch": torch, "math": math, "np": np,
                  **copy.deepcopy(point)}
     function_mode = request["mode"] == "function"
+    tracer = None if function_mode else program_tracer(request, namespace)
     with _autograd_refused(torch, function_mode and bool(request["forbid_autograd"])):
         try:
-            exec(code, namespace)  # noqa: S102 - student code, inside the sandbox
+            with tracer if tracer is not None else contextlib.nullcontext():
+                exec(code, namespace)  # noqa: S102 - student code, inside the sandbox
         except BaseException as error:  # a student's failure is reported, never raised
             if function_mode:
                 return {"values": {}, "error": failure_message(error, request["source"])}
-            return _read_program(request, namespace, _raised(error, request["source"]))
+            return traced(_read_program(request, namespace, _raised(error, request["source"])), tracer)
         if function_mode:
             return _call_function(request, namespace, point)
-    return _read_program(request, namespace, None)
+    return traced(_read_program(request, namespace, None), tracer)
+
+
+def program_tracer(request: dict[str, Any], namespace: dict[str, Any]) -> Any:
+    """What the student's program does with autograd, line by line (chainrule.analysis.program_trace:
+    the recorder the reference is analysed with). Torch jobs have chainrule on their path, preloaded;
+    without it the part is graded on its values alone."""
+    try:
+        from chainrule.analysis.program_trace import ProgramTracer
+    except ImportError:
+        return None
+    return ProgramTracer(filename=STUDENT_FILENAME, namespace=namespace, reads=request["reads"])
+
+
+def traced(point: dict[str, Any], tracer: Any) -> dict[str, Any]:
+    """The point's report with the tracer's summary (chainrule.answers.trace_report checks it)."""
+    if tracer is None:
+        return point
+    try:
+        from chainrule.analysis.trace_summary import trace_summary
+
+        return {**point, "trace": trace_summary(tracer)}
+    except Exception:  # noqa: BLE001 - a summary the student's objects break is no summary
+        return point
 
 
 def _run_plain_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from chainrule.diagnosis.numeric import (
     hypothesis_rank,
     most_specific,
 )
+from chainrule.diagnosis.subject_words import spoken_of
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
 from chainrule.values import RaggedValue, Value, flatten, format_value, shape_of, shapes_compatible, values_match
 
@@ -74,9 +75,7 @@ def diagnose_points(
     formula part, "dz_dx" for a function's return value (default: the part)."""
     found = _diagnose_points(analyses=analyses, part=part, answers=answers, rel_tol=rel_tol, abs_tol=abs_tol,
                              points=points)
-    if subject and subject != part:
-        found.message = found.message.replace(f"Your {part}", f"Your {subject}").replace(
-            f"your {part}", f"your {subject}")
+    found.message = spoken_of(found.message, part=part, subject=subject)
     return found
 
 

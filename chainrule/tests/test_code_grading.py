@@ -21,17 +21,19 @@ TOLERANCES: dict[str, Any] = {"rel_tol": 1e-4, "abs_tol": 1e-6}
 def function_part(slug: str, source: str, *, function: str, args: list[str], returns: list[str],
                   **options: Any) -> dict[str, Diagnosis]:
     arg_type = options.pop("arg_type", "float")
+    signature = options.pop("signature", None)
     points = seed_points(slug, vary=args, **options)
     job = {"mode": "function", "source": source, "function": function, "args": args, "returns": len(returns),
            "arg_type": arg_type, "points": points}
     report = json.loads(json.dumps(run_harness(job)))  # what crosses the sandbox boundary
     return grade_code(harness_output=report, analyses=seed_analyses(slug, points), points=points, parts=returns,
-                      returns=returns, **TOLERANCES)
+                      returns=returns, source=source, function=function, signature=signature,
+                      **TOLERANCES)
 
 
 def grad_z(source: str, **options: Any) -> dict[str, Diagnosis]:
     return function_part("visual-walkthrough", source, function="grad_z", args=["x0", "y0"],
-                         returns=["x.grad", "y.grad"], **options)
+                         returns=["x.grad", "y.grad"], signature="grad_z(x, y) -> (dz_dx, dz_dy)", **options)
 
 
 def program_part(reference: str, source: str, params: dict[str, Any], parts: list[str],
@@ -41,7 +43,7 @@ def program_part(reference: str, source: str, params: dict[str, Any], parts: lis
                                                 "points": points})))
     analyses = [] if reference_error else analyses_at(reference, points, parts)
     return grade_code(harness_output=report, analyses=analyses, points=points, parts=parts, returns=None,
-                      reference_error=reference_error, **TOLERANCES)
+                      reference_error=reference_error, source=source, **TOLERANCES)
 
 
 def kinds(diagnoses: dict[str, Diagnosis]) -> dict[str, str]:
@@ -126,8 +128,9 @@ def test_a_training_loop_that_never_zeroes_accumulates_every_step() -> None:
     diagnosis = graded["w.grad"]
     assert (diagnosis.kind, diagnosis.detail["belief"], diagnosis.detail["from_call"]) == (
         "accumulation", "zeroed_before", 1)  # every call summed: the zero_() left out
-    assert "as if w.grad were never zeroed" in diagnosis.message
-    assert "zeroes w.grad just before call 3, so only the last call counts" in diagnosis.message
+    # named from the student's own loop, not from the reference's zero_()
+    assert "never resets w.grad between its 3 backward() calls (line 5, in a loop)" in diagnosis.message
+    assert "only the last call counts" in diagnosis.message
     assert program_part(TRAINING, TRAINING, {"xs": [1.0, 2.0], "ws": [0.5, -0.3]}, ["w.grad"])["w.grad"].correct
 
 

@@ -1,0 +1,217 @@
+"""A program or fix part judged by what the student's program does with autograd, compared with
+what the reference does, and explained with the student's own lines (issue 8, item 4).
+
+Who establishes what:
+- The worker establishes the values (the validated report) and, from the student's source itself
+  (chainrule.answers.source_facts, parsed, never run), whether the code calls autograd at all and
+  where it assigns a .grad. Every line it quotes comes from its own copy of the source.
+- The harness establishes, while the code runs, the trace (chainrule.analysis.program_trace): the
+  backward calls, the resets of .grad between them, detach/.data/no_grad/clone, requires_grad, and
+  whether each .grad read was left there by autograd. The student's code runs in that process and
+  could forge it, so the trace can only lower a score and choose words, never raise one: values the
+  numbers reject stay wrong whatever it says; a trace claiming "computed by autograd" cannot pass a
+  .grad when the source has no autograd call at all (the worker's own evidence overrules it); a trace
+  saying "by hand" fails the part even with the right values (forging that harms only the forger).
+  A trace with lines outside the source or names that are not variables is rejected whole.
+- The reference's trace (Analysis.program_trace) comes from the same recorder run on the reference in
+  the sandbox. Its lines are never shown: reference code never reaches students."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from chainrule.answers import code_messages as words
+from chainrule.answers.code_report import PointOutput
+from chainrule.answers.source_facts import SourceFacts
+from chainrule.answers.trace_report import GradReset, ProgramTrace
+from chainrule.diagnosis.numeric import Diagnosis
+from chainrule.model import Analysis, Highlight
+from chainrule.values import Value
+
+Finding = tuple[str | None, str, dict[str, Any]]  # kind (None: keep the numbers' kind), message, detail
+
+
+@dataclass(frozen=True)
+class CodeEvidence:
+    part: str  # "x.grad"
+    answers: list[Value]  # the student's value at each point
+    traces: list[ProgramTrace | None]  # the student's trace at each point
+    reference: ProgramTrace | None
+    analysis: Analysis | None  # the reference at the first point
+    facts: SourceFacts
+
+    @property
+    def tensor(self) -> str:
+        return self.part.removesuffix(".grad")
+
+    @property
+    def trace(self) -> ProgramTrace | None:
+        return next((trace for trace in self.traces if trace is not None), None)
+
+    @property
+    def output(self) -> str:
+        calls = self.analysis.backward_calls if self.analysis is not None else []
+        return calls[0].output if calls else "the output"
+
+
+def program_diagnosis(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis:
+    """`found` (the numbers' verdict) refused when autograd did not compute the .grad, or its
+    message replaced by what the student's code does differently from the reference."""
+    refused = _refused(found, evidence) if evidence.part.endswith(".grad") else None
+    trace = evidence.trace
+    if refused is not None or found.correct or trace is None or found.kind == "code_error":
+        return refused or found
+    for finder in FINDERS:
+        finding = finder(evidence, trace, found)
+        if finding is not None:
+            kind, message, detail = finding
+            same = kind is None or kind == found.kind
+            return replace(found, kind=found.kind if same else kind or found.kind, message=message,
+                           paths=found.paths if same else [], highlight=found.highlight if same else Highlight(),
+                           detail={**found.detail, "code": detail})
+    return found
+
+
+def explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:
+    """An error raised at one line whose cause is another: the backward() that freed the graph,
+    the in-place op that changed a saved tensor."""
+    raised, trace = point.raised, point.trace
+    if raised is None or trace is None:
+        return problem
+    if "backward through the graph a second time" in raised.message:
+        freeing = [site for site in trace.backward[:-1] if not site.retain_graph]
+        return problem + words.graph_freed(freeing[-1], raised.line, facts) if freeing else problem
+    if "modified by an inplace operation" in raised.message:
+        changes = [op for op in trace.ops if op.op == "in_place"]
+        return problem + words.changed_in_place(changes[-1], facts) if changes else problem
+    return problem
+
+
+def _refused(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis | None:
+    if all(answer is None for answer in evidence.answers) or not _reference_uses_autograd(evidence):
+        return None
+    facts = evidence.facts
+    how: str | None = None
+    line: int | None = None
+    if facts.parsed and not facts.autograd_calls:
+        how, line = "no_backward", next(iter(facts.grad_assignments.get(evidence.tensor, ())), None)
+    else:
+        claimed = [trace.grads.get(evidence.part) for trace in evidence.traces if trace is not None]
+        by_hand = next((source for source in claimed if source is not None and source.source == "by_hand"), None)
+        if by_hand is not None:
+            how, line = by_hand.how or "assigned", by_hand.line
+    if how is None:
+        return None
+    message = words.not_autograd(evidence.part, how, line, facts, evidence.output)
+    return Diagnosis(evidence.part, False, "not_autograd", [], message, expected=found.expected,
+                     detail={"reason": how, "line": line})
+
+
+def _reference_uses_autograd(evidence: CodeEvidence) -> bool:
+    source = evidence.reference.grads.get(evidence.part) if evidence.reference is not None else None
+    if source is not None:
+        return source.source == "autograd"
+    reference = evidence.analysis.parts.get(evidence.part) if evidence.analysis is not None else None
+    return reference is not None and reference.value is not None
+
+
+def _never_called(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    reference_calls = evidence.reference.backward_count if evidence.reference is not None else \
+        len(evidence.analysis.backward_calls) if evidence.analysis is not None else 0
+    own = trace.grads.get(evidence.part)
+    if trace.backward_count or not reference_calls or (own is not None and own.how == "autograd.grad"):
+        return None
+    return None, words.never_backward(evidence.tensor, evidence.output), {"finding": "no_backward"}
+
+
+def _tracking(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    leaf = trace.leaves.get(evidence.tensor)
+    reference = evidence.analysis.parts.get(evidence.part) if evidence.analysis is not None else None
+    if leaf is None or reference is None:
+        return None
+    tensor, facts = evidence.tensor, evidence.facts
+    if reference.is_leaf and not leaf.is_leaf:
+        line = next(reversed(facts.assignments.get(tensor, ())), leaf.line)
+        return "untracked_leaf", words.not_a_leaf(tensor, line, facts), {"finding": "not_a_leaf", "line": line}
+    if reference.requires_grad is None or not leaf.is_leaf or leaf.requires_grad == reference.requires_grad:
+        return None
+    line = leaf.switched or leaf.line
+    message = words.tracked_wrongly(tensor, leaf.requires_grad, line, leaf.switched is not None, facts)
+    return "untracked_leaf", message, {"finding": "requires_grad", "line": line, "tracked": leaf.requires_grad}
+
+
+def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    reference, tensor, facts = evidence.reference, evidence.tensor, evidence.facts
+    if reference is None:
+        return None
+    calls, expected = _calls(trace, tensor), _calls(reference, tensor)
+    resets, expected_resets = trace.resets_of(tensor), reference.resets_of(tensor)
+    counted, expected_counted = _counted(trace, tensor, resets), _counted(reference, tensor, expected_resets)
+    sites = trace.fills_of(tensor)
+    if not calls or (calls == expected and counted == expected_counted):
+        return None
+    detail: dict[str, Any] = {"calls": calls, "expected_calls": expected, "counted": counted,
+                              "expected_counted": expected_counted, "lines": [site.line for site in sites]}
+    if resets and not expected_resets:
+        message = words.zeroed_between(tensor, resets[0], _around(trace, resets[0]), counted, facts)
+        return "accumulation", message, {**detail, "finding": "reset_between", "line": resets[0].line}
+    if expected_resets and not resets and calls > 1:
+        message = words.never_reset(tensor, sites, calls, expected_counted)
+        return "accumulation", message, {**detail, "finding": "never_reset"}
+    if resets and expected_resets and counted != expected_counted:
+        message = words.reset_elsewhere(tensor, resets[-1], counted, expected_counted, facts)
+        return "accumulation", message, {**detail, "finding": "reset_elsewhere", "line": resets[-1].line}
+    if calls != expected:
+        return "accumulation", words.call_count(tensor, sites, calls, expected), {**detail, "finding": "call_count"}
+    return None
+
+
+def _calls(trace: ProgramTrace, tensor: str) -> int:
+    """Backward calls that fill the tensor's .grad (calls past the listed ones assumed to, as a loop's)."""
+    unlisted = trace.backward_count - len(trace.backward)
+    return len(trace.fills_of(tensor)) + (unlisted if unlisted > 0 and trace.fills_of(tensor) else 0)
+
+
+def _counted(trace: ProgramTrace, tensor: str, resets: list[GradReset]) -> int:
+    """The calls still in .grad at the end: those from the last reset on."""
+    if not resets:
+        return _calls(trace, tensor)
+    since = resets[-1].before_call
+    listed = [site for index, site in enumerate(trace.backward, start=1) if index >= since and tensor in site.filled]
+    unlisted = max(trace.backward_count - max(len(trace.backward), since - 1), 0)
+    return len(listed) + unlisted
+
+
+def _around(trace: ProgramTrace, reset: GradReset) -> list[Any]:
+    """The backward calls just before and just after a reset."""
+    index = reset.before_call - 1
+    return list(trace.backward[max(index - 1, 0): index + 1])
+
+
+def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    reference, facts, analysis = evidence.reference, evidence.facts, evidence.analysis
+    expected_cuts = reference.cuts() if reference is not None else []
+    reference_cuts = bool(expected_cuts) or bool(analysis is not None and analysis.graph.cut_edges)
+    cuts = trace.cuts()
+    if reference_cuts and not cuts:
+        paths = found.paths if found.kind == "extra_path" else []
+        clones = [op for op in trace.ops if op.op == "clone"]
+        if clones:
+            return "extra_path", words.cloned(clones[0], paths, facts), {"finding": "clone", "line": clones[0].line}
+        frozen = expected_cuts[0].result if expected_cuts else None
+        line = next(reversed(facts.assignments.get(frozen, ())), None) if frozen else None
+        return "extra_path", words.not_cut(frozen, paths, facts, line), {"finding": "no_cut", "line": line}
+    expected_inputs = {op.tensor for op in expected_cuts}
+    extra = [op for op in cuts if not reference_cuts or op.tensor not in expected_inputs]
+    if extra and (not reference_cuts or found.kind == "missing_path"):
+        paths = found.paths if found.kind == "missing_path" else []
+        message = words.extra_cut(extra[0], evidence.tensor, paths, facts)
+        return "missing_path", message, {"finding": "extra_cut", "line": extra[0].line, "op": extra[0].op}
+    return None
+
+
+FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
+    _never_called, _tracking, _accumulation, _cuts,
+)

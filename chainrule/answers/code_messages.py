@@ -1,0 +1,156 @@
+"""The words of code-part findings (chainrule.answers.code_comparison): each names the student's
+own lines, quoted from the worker's copy of the source, says what that line does to autograd and
+the rule to learn. They describe the exercise's program only by what it does, never by its code."""
+
+from __future__ import annotations
+
+from chainrule.answers.source_facts import SourceFacts
+from chainrule.answers.trace_report import BackwardSite, GradReset, TraceOp
+from chainrule.diagnosis.message_context import path_text
+
+ACCUMULATION_RULE = ".grad accumulates: each backward() adds its gradient to what is already in .grad"
+_CUT_WORDS = {"detach": "detach()", "data": ".data", "no_grad": "torch.no_grad()"}
+_RESET_WORDS = {"zero_": "zeroes {t}.grad", "set_none": "sets {t}.grad to None", "assigned": "replaces {t}.grad"}
+
+
+def capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+def lines_text(sites: list[BackwardSite]) -> str:
+    lines = [site.line for site in sites if site.line is not None]
+    distinct = list(dict.fromkeys(lines))
+    if not distinct:
+        return "in your code"
+    if len(distinct) == 1:
+        return f"line {distinct[0]}" + (", in a loop" if len(lines) > 1 else "")
+    return "lines " + ", ".join(map(str, distinct[:-1])) + f" and {distinct[-1]}"
+
+
+def not_autograd(key: str, how: str, line: int | None, facts: SourceFacts, output: str) -> str:
+    tensor = key.removesuffix(".grad")
+    lesson = (f"This part grades the gradient autograd stores: compute {output} from {tensor} and call "
+              "backward(); numbers put in .grad by hand earn nothing here, even right ones.")
+    if how == "no_backward":
+        where = f": it is assigned by hand on {facts.quoted(line)}" if line is not None else ""
+        return f"Your code never calls backward(), so {key} was not computed by autograd{where}. {lesson}"
+    if how == "added_to":
+        return (f"{key} starts from numbers put there by hand on {facts.quoted(line)}, and backward() adds to "
+                f"them, so it is not the gradient autograd computes. Let backward() fill an empty .grad. {lesson}")
+    if how in ("assigned", "set_none"):
+        return f"{key} was assigned by hand on {facts.quoted(line)}, not computed by autograd. {lesson}"
+    return (f"{key} was changed by hand on {facts.quoted(line)} ({how}) after backward() computed it, so it is no "
+            f"longer the gradient autograd computed. {lesson}")
+
+
+def never_backward(tensor: str, output: str) -> str:
+    return (f"Your program never calls backward(), so autograd never fills {tensor}.grad: it stays None. "
+            f"Call backward() on {output} once it is computed from {tensor}.")
+
+
+def zeroed_between(tensor: str, reset: GradReset, sites: list[BackwardSite], counted: int,
+                   facts: SourceFacts) -> str:
+    before = [site for site in sites if site.line is not None]
+    around = f" between the backward() calls on {lines_text(before)}" if len(before) >= 2 else \
+        " between backward() calls"
+    kept = "the last call's gradient" if counted == 1 else f"the gradients of the last {counted} calls"
+    if reset.how == "new_tensor":
+        what = (f"Your program makes a new tensor {tensor} before backward() call {reset.before_call}, so its .grad "
+                f"starts empty and keeps only {kept}")
+    else:
+        verb = _RESET_WORDS.get(reset.how, "changes {t}.grad").format(t=tensor)
+        what = f"{capitalised(facts.quoted(reset.line))} {verb}{around}, so {tensor}.grad keeps only {kept}"
+    return f"{what}. {ACCUMULATION_RULE}, and this exercise counts every call: remove the reset."
+
+
+def never_reset(tensor: str, sites: list[BackwardSite], calls: int, counted: int) -> str:
+    last = "the last call counts" if counted == 1 else f"the last {counted} calls count"
+    return (f"Your program never resets {tensor}.grad between its {calls} backward() calls ({lines_text(sites)}), "
+            f"so {tensor}.grad holds the sum of all {calls}. {ACCUMULATION_RULE}; in this exercise .grad is reset "
+            f"(zero_(), `= None` or optimizer.zero_grad()) so that only {last}.")
+
+
+def reset_elsewhere(tensor: str, reset: GradReset, counted: int, expected: int, facts: SourceFacts) -> str:
+    yours = "only the last call counts" if counted == 1 else f"the last {counted} calls count"
+    theirs = "only the last one" if expected == 1 else f"the last {expected}"
+    return (f"{capitalised(facts.quoted(reset.line))} resets {tensor}.grad before backward() call "
+            f"{reset.before_call}, so {yours}; in this exercise {theirs} should. {ACCUMULATION_RULE}.")
+
+
+def call_count(tensor: str, sites: list[BackwardSite], calls: int, expected: int) -> str:
+    if calls < expected:
+        keep = " (retain_graph=True on every call but the last keeps the graph for the next one)"
+        return (f"Your program calls backward() {times(calls)} ({lines_text(sites)}), but this exercise calls it "
+                f"{times(expected)}: {ACCUMULATION_RULE}, so {tensor}.grad holds the sum of {expected} calls{keep}.")
+    return (f"Your program calls backward() {times(calls)} ({lines_text(sites)}), but this exercise calls it "
+            f"{times(expected)}: every call adds its gradient to {tensor}.grad, so the extra calls are counted too.")
+
+
+def cloned(clone: TraceOp, paths: list[list[str]], facts: SourceFacts) -> str:
+    source = clone.tensor or "the tensor"
+    copy = clone.result or "the copy"
+    along = f" along {_paths(paths, 'clone')}" if paths else ""
+    return (f"{capitalised(facts.quoted(clone.line))}: clone() copies {source} but keeps its graph, so the "
+            f"gradient still flows back through {copy}{along}. A frozen copy needs detach(): a detached tensor is "
+            f"a constant to autograd. Use {source}.detach() (then .clone() if you need a separate copy).")
+
+
+def not_cut(frozen: str | None, paths: list[list[str]], facts: SourceFacts, line: int | None) -> str:
+    where = f" On {facts.quoted(line)}, {frozen}" if frozen and line is not None else " The tensor to freeze"
+    along = f" along {_paths(paths, None)}" if paths else ""
+    return (f"Nothing in your program cuts the gradient: it has no detach(), .data or torch.no_grad(), so the "
+            f"gradient flows back{along}.{where} still carries gradient; a detached tensor is a constant to "
+            "autograd: its value flows forward, no gradient flows back through it.")
+
+
+def extra_cut(cut: TraceOp, tensor: str, paths: list[list[str]], facts: SourceFacts) -> str:
+    words = _CUT_WORDS.get(cut.op, cut.op)
+    source = cut.tensor or "the tensor"
+    made = cut.result or f"that copy of {source}"
+    along = _paths(paths, None) if paths else f"that path to {tensor}"
+    fix = f"compute {made} outside torch.no_grad()" if cut.op == "no_grad" else f"use {source} itself there"
+    return (f"{capitalised(facts.quoted(cut.line))} cuts the gradient: {words} makes {made} a constant to "
+            f"autograd, so {along} carries no gradient back to {tensor} in your program. This exercise keeps that "
+            f"path: {fix}.")
+
+
+def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool, facts: SourceFacts) -> str:
+    rule = "None means never tracked; 0 would mean tracked with zero slope."
+    if tracked:
+        how = "switches requires_grad on for" if switched else "creates"
+        made = f"{capitalised(facts.quoted(line))} {how} {tensor}" + ("" if switched else " with requires_grad=True")
+        return (f"{made}, so autograd tracks it and backward() stores a gradient in {tensor}.grad. In this exercise "
+                f"{tensor} is not tracked: its .grad stays None. {rule}")
+    return (f"{tensor} is not tracked in your program: {facts.quoted(line)} creates it without requires_grad=True, "
+            f"so autograd records nothing for it and {tensor}.grad stays None. Create it with requires_grad=True. "
+            f"{rule}")
+
+
+def not_a_leaf(tensor: str, line: int | None, facts: SourceFacts) -> str:
+    return (f"{capitalised(facts.quoted(line))} makes {tensor} the result of an operation, not a leaf: autograd "
+            f"keeps .grad only for leaves, so {tensor}.grad stays None. Create {tensor} itself with "
+            "requires_grad=True and compute from it.")
+
+
+def graph_freed(freeing: BackwardSite, failing: int | None, facts: SourceFacts) -> str:
+    again = f" on line {failing}" if failing is not None else ""
+    return (f" The backward() on {facts.quoted(freeing.line)} freed the graph's saved values: pass "
+            f"retain_graph=True there so that the backward(){again} can run through the graph again.")
+
+
+def changed_in_place(change: TraceOp, facts: SourceFacts) -> str:
+    tensor = change.tensor or "a tensor"
+    return (f" The cause is {facts.quoted(change.line)}: {change.name} changes {tensor} in place after autograd "
+            f"saved it for the backward pass. Compute a new tensor instead ({tensor} = … rather than "
+            f"{tensor}.{change.name}(…) or {tensor} op= …).")
+
+
+def _paths(paths: list[list[str]], cut_as: str | None) -> str:
+    """The student's own paths: the exercise's detach node shown as what the student wrote instead."""
+    own = [[cut_as if cut_as and name == "detach" else name for name in path if cut_as or name != "detach"]
+           for path in paths]
+    return " and ".join(path_text(path) for path in own)

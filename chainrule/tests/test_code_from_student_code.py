@@ -1,0 +1,205 @@
+"""Program and fix parts diagnosed from what the student's own code does with autograd (issue 8,
+item 4): each student program below got, before, a message about the reference's code (a detach()
+the student never wrote, "without zeroing" for a student who zeroes) or passed on values typed in."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from chainrule.answers.code_grading import grade_code
+from chainrule.code.harness import run_harness
+from chainrule.evaluation_points import evaluation_points
+from chainrule.tests.point_analyses import analyses_at
+from chainrule.tests.seeds import SEEDS
+from chainrule.tests.test_code_grading import TOLERANCES, grad_z, program_part
+
+LEAF = "x = torch.tensor([x0], requires_grad=True)\n"
+
+
+def seed_part(slug: str, source: str) -> dict[str, Any]:
+    seed = SEEDS[slug]
+    return program_part(seed.program, source, dict(seed.params), [p for p in seed.parts if p.endswith(".grad")])
+
+
+@pytest.mark.parametrize(("reset", "verb"), [("x.grad.zero_()", "zeroes x.grad"),
+                                             ("x.grad = None", "sets x.grad to None")])
+def test_zeroing_between_the_calls_is_named_on_the_students_line(reset: str, verb: str) -> None:
+    student = f"{LEAF}y = x**2\ny.backward(retain_graph=True)\n{reset}\ny.backward()\n"
+    diagnosis = seed_part("accumulation", student)["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("accumulation", "reset_between")
+    assert f"Line 4 (`{reset}`) {verb} between the backward() calls on lines 3 and 5" in diagnosis.message
+    assert "only the last call's gradient" in diagnosis.message
+    assert "without zeroing" not in diagnosis.message  # the student did zero: that is the mistake
+
+
+def test_one_backward_call_where_the_exercise_makes_two_is_counted_from_the_code() -> None:
+    diagnosis = seed_part("accumulation", f"{LEAF}y = x**2\ny.backward()\n")["x.grad"]
+    assert diagnosis.kind == "accumulation"
+    assert diagnosis.message.startswith("Your program calls backward() once (line 3), but this exercise calls it twice")
+
+
+def test_a_freed_graph_names_the_backward_that_needs_retain_graph() -> None:
+    diagnosis = seed_part("accumulation", f"{LEAF}y = x**2\ny.backward()\ny.backward()\n")["x.grad"]
+    assert diagnosis.kind == "code_error" and "(line 4: y.backward())" in diagnosis.message
+    assert "The backward() on line 3 (`y.backward()`) freed the graph's saved values: pass retain_graph=True" \
+        in diagnosis.message
+
+
+HAND_MADE = {
+    "assigned, no backward at all": (f"{LEAF}x.grad = torch.tensor([4 * x0])\n", "no_backward",
+                                     "Your code never calls backward(), so x.grad was not computed by autograd: it "
+                                     "is assigned by hand on line 2 (`x.grad = torch.tensor([4 * x0])`)"),
+    "assigned beside an unrelated backward": (f"{LEAF}(x * 1).backward()\nx.grad = torch.tensor([4 * x0])\n",
+                                              "assigned", "x.grad was assigned by hand on line 3"),
+    "doubled after one backward": (f"{LEAF}y = x**2\ny.backward()\nx.grad *= 2\n", "assigned",
+                                   "x.grad was assigned by hand on line 4 (`x.grad *= 2`)"),
+    "half put in by hand, half by backward": (f"{LEAF}x.grad = 2 * x.detach()\ny = x**2\ny.backward()\n",
+                                              "added_to", "x.grad starts from numbers put there by hand on line 2"),
+    "changed through .data": (f"{LEAF}y = x**2\ny.backward()\nx.grad.data.mul_(2)\n", "mul_",
+                              "x.grad was changed by hand on line 4 (`x.grad.data.mul_(2)`) (mul_)"),
+}
+
+
+@pytest.mark.parametrize("case", list(HAND_MADE))
+def test_a_grad_made_by_hand_fails_even_with_the_right_values(case: str) -> None:
+    source, how, words = HAND_MADE[case]
+    diagnosis = seed_part("accumulation", source)["x.grad"]
+    assert (diagnosis.correct, diagnosis.kind, diagnosis.detail["reason"]) == (False, "not_autograd", how)
+    assert words in diagnosis.message and "not" in diagnosis.message
+
+
+def test_torch_autograd_grad_put_into_grad_is_still_autograd() -> None:
+    student = f"{LEAF}y = x**2\n(g,) = torch.autograd.grad(2 * y, x)\nx.grad = g\n"
+    assert seed_part("accumulation", student)["x.grad"].correct
+
+
+def test_a_clone_is_named_as_a_clone_not_as_a_detach() -> None:
+    student = f"{LEAF}a = x**2\nb = a.clone()\nz = b * x\nz.backward()\n"
+    diagnosis = seed_part("detach", student)["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("extra_path", "clone")
+    assert diagnosis.message.startswith("Line 3 (`b = a.clone()`): clone() copies a but keeps its graph")
+    assert "x → pow → clone → mul → z" in diagnosis.message and "runs through detach()" not in diagnosis.message
+
+
+def test_no_cut_at_all_points_at_the_line_that_should_freeze() -> None:
+    student = f"{LEAF}a = x**2\nb = a  # freeze me\nz = b * x\nz.backward()\n"
+    diagnosis = seed_part("detach", student)["x.grad"]
+    assert diagnosis.detail["code"]["finding"] == "no_cut"
+    assert "no detach(), .data or torch.no_grad()" in diagnosis.message
+    assert "On line 3 (`b = a  # freeze me`), b still carries gradient" in diagnosis.message
+
+
+@pytest.mark.parametrize("frozen", ["a.detach()", "a.data"])
+def test_other_ways_to_freeze_are_right(frozen: str) -> None:
+    assert seed_part("detach", f"{LEAF}a = x**2\nb = {frozen}\nz = b * x\nz.backward()\n")["x.grad"].correct
+
+
+def test_a_detach_the_exercise_does_not_have_is_named_on_its_line() -> None:
+    student = f"{LEAF}y = torch.tensor([y0], requires_grad=True)\nz = x.detach() * y + x**2\nz.backward()\n"
+    graded = seed_part("visual-walkthrough", student)
+    diagnosis = graded["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("missing_path", "extra_cut")
+    assert diagnosis.message.startswith("Line 3 (`z = x.detach() * y + x**2`) cuts the gradient: detach()")
+    assert "x → mul → add → z" in diagnosis.message and graded["y.grad"].correct
+
+
+def test_tracking_the_wrong_leaf_is_named_on_the_line_that_creates_it() -> None:
+    swapped = "x = torch.tensor([x0], requires_grad=True)\nw = torch.tensor([w0])\nz = w * x\nz.backward()\n"
+    graded = seed_part("untracked-leaf", swapped)
+    assert {part: (d.kind, d.detail["code"]["finding"]) for part, d in graded.items()} == {
+        "x.grad": ("untracked_leaf", "requires_grad"), "w.grad": ("untracked_leaf", "requires_grad")}
+    assert graded["x.grad"].message.startswith("Line 1 (`x = torch.tensor([x0], requires_grad=True)`) creates x with "
+                                               "requires_grad=True, so autograd tracks it")
+    assert graded["w.grad"].message.startswith("w is not tracked in your program: line 2 (`w = torch.tensor([w0])`) "
+                                               "creates it without requires_grad=True")
+
+
+def test_a_leaf_turned_into_a_result_is_named_on_its_line() -> None:
+    student = "x = torch.tensor([x0])\nstart = torch.tensor([0.0], requires_grad=True)\nw = start + w0\n" \
+              "z = w * x\nz.backward()\n"
+    diagnosis = seed_part("untracked-leaf", student)["w.grad"]
+    assert diagnosis.detail["code"]["finding"] == "not_a_leaf"
+    assert diagnosis.message.startswith("Line 3 (`w = start + w0`) makes w the result of an operation, not a leaf")
+
+
+def test_an_in_place_op_that_breaks_backward_is_named_as_the_cause() -> None:
+    reference = f"{LEAF}a = x.exp()\nb = a * 2\nb.sum().backward()\n"
+    student = f"{LEAF}a = x.exp()\na.mul_(2)\na.sum().backward()\n"
+    diagnosis = program_part(reference, student, {"x0": 1.0}, ["x.grad"])["x.grad"]
+    assert diagnosis.kind == "code_error" and "(line 4: a.sum().backward())" in diagnosis.message
+    assert "The cause is line 3 (`a.mul_(2)`): mul_ changes a in place" in diagnosis.message
+
+
+def test_function_parts_speak_of_the_students_return_values() -> None:
+    own_names = grad_z("def grad_z(x, y):\n    slope_x = 2*x\n    slope_y = x\n    return slope_x, slope_y\n")
+    assert own_names["x.grad"].message.startswith("Your slope_x leaves out the path x → mul → add → z")
+    assert own_names["y.grad"].message.startswith("Correct: your slope_y matches")
+    unnamed = grad_z("def grad_z(x, y):\n    return y * 2*x, y\n")  # `y` is an argument: the signature's name
+    assert unnamed["x.grad"].message.startswith("Your dz_dx multiplies the parallel paths")
+    assert unnamed["y.grad"].message.startswith("Your dz_dy is the forward value of y")
+    shaped = grad_z("def grad_z(x, y):\n    return [y + 2*x, 1], x\n")["x.grad"]
+    assert shaped.message.startswith("Your dz_dx has the shape of x")
+    for graded in (own_names, unnamed):
+        assert all("x.grad" not in d.message and "y.grad" not in d.message for d in graded.values())
+
+
+def accumulation_report(source: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    points = evaluation_points(params=SEEDS["accumulation"].params, ranges={}, count=3, seed="forged")
+    report = json.loads(json.dumps(run_harness({"mode": "program", "source": source, "reads": ["x.grad"],
+                                                "points": points})))
+    return report, points
+
+
+def graded_report(report: dict[str, Any], points: list[dict[str, Any]], source: str) -> Any:
+    analyses = analyses_at(SEEDS["accumulation"].program, points, ["x.grad"])
+    return grade_code(harness_output=report, analyses=analyses, points=points, parts=["x.grad"], returns=None,
+                      source=source, **TOLERANCES)["x.grad"]
+
+
+def test_a_forged_trace_cannot_pass_a_grad_the_source_never_computes() -> None:
+    typed = f"{LEAF}x.grad = torch.tensor([4 * x0])\n"
+    report, points = accumulation_report(typed)
+    for point in report["points"]:
+        point["trace"]["grads"]["x.grad"] = {"source": "autograd", "line": None, "how": "backward"}
+    diagnosis = graded_report(report, points, typed)
+    assert (diagnosis.correct, diagnosis.kind, diagnosis.detail["reason"]) == (False, "not_autograd", "no_backward")
+
+
+def test_a_forged_trace_cannot_make_wrong_values_right() -> None:
+    once = f"{LEAF}y = x**2\ny.backward()\n"
+    report, points = accumulation_report(once)
+    reference, _ = accumulation_report(SEEDS["accumulation"].program.strip() + "\n")
+    for point, right in zip(report["points"], reference["points"], strict=True):
+        point["trace"] = right["trace"]  # the reference's own structure, claimed for the student's code
+    assert not graded_report(report, points, once).correct
+
+
+@pytest.mark.parametrize("forgery", [
+    lambda trace: trace["backward"][0].update(line=99),  # not a line of the student's code
+    lambda trace: trace["backward"][0].update(output="os.system('x'); y"),
+    lambda trace: trace.update(ops=[{"op": "rm -rf", "line": 1, "tensor": None, "result": None, "name": "x",
+                                     "count": 1}]),
+    lambda trace: trace.update(backward=trace["backward"] * 20),
+    lambda trace: trace["grads"].update({"x.grad": {"source": "trusted", "line": None, "how": None}}),
+], ids=["line", "name", "op", "size", "source"])
+def test_a_malformed_trace_rejects_the_report(forgery: Any) -> None:
+    source = f"{LEAF}y = x**2\ny.backward(retain_graph=True)\ny.backward()\n"
+    report, points = accumulation_report(source)
+    forged = copy.deepcopy(report)
+    forgery(forged["points"][0]["trace"])
+    diagnosis = graded_report(forged, points, source)
+    assert (diagnosis.kind, diagnosis.detail["reason"]) == ("unknown", "malformed_output")
+    assert graded_report(report, points, source).correct
+
+
+def test_module_parameters_are_traced_by_their_part_keys() -> None:
+    reference = ("torch.manual_seed(0)\nnet = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Tanh(), "
+                 "torch.nn.Linear(2, 1))\nloss = net(torch.tensor([[x0, 1.0]])).sum()\nloss.backward()\n")
+    twice = reference.replace("loss.backward()\n", "loss.backward(retain_graph=True)\nloss.backward()\n")
+    graded = program_part(reference, twice, {"x0": 2.0}, ["net.0.weight.grad"])["net.0.weight.grad"]
+    assert graded.message.startswith("Your program calls backward() twice (lines 4 and 5), but this exercise calls "
+                                     "it once")
