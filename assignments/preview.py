@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from assignments.answer_grading import answers_grade, graded_svg
+from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment, Part
+from assignments.reference import ReferenceError
+from assignments.variants import variant_get
 from chainrule import Analysis, diagnose_numeric, graph_svg
-from grader.grading import AnswerErrors, answers_grade, answers_parse, graded_svg
-from grader.reference import ReferenceError
-from grader.variants import variant_get
 
 MAX_MISTAKES = 30
 LINE_RE = re.compile(r"program line (\d+)")

@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from assignments.code_parts import code_part_diagnosis
 from assignments.models import Assignment, Part
+from assignments.reference import ReferenceError
+from assignments.variants import params_for_student, variant_get, variant_points
 from chainrule import Analysis, diagnose_numeric
 from chainrule.points import KINK_OPS, kinks_clear
 from chainrule.symbolic_grading import grade_symbolic
-from grader.reference import ReferenceError
-from grader.variants import params_for_student, variant_get, variant_points
 
 SAMPLE_STUDENTS = (1, 2, 3)  # variants drawn as for these student ids
 # Not a second single story for an ambiguity: a wrong local derivative of a product is some input's value by
@@ -210,8 +211,6 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
 def _default_seed_passes(assignment: Assignment, part: Part, points: list[dict[str, Any]],
                          analyses: list[Analysis]) -> list[Reason]:
     """A program part whose seeded backward also passes with the default seed (ones)."""
-    from grader.code_parts import code_part_diagnosis
-
     source = SEEDED_RE.sub(lambda m: f"{m.group(1)}.backward(torch.ones_like({m.group(1)}))",
                            assignment.reference_program)
     try:
@@ -256,8 +255,6 @@ def _kink_coverage(parts: list[Part], analyses: list[Analysis]) -> list[Reason]:
 
 def _autograd_passes(assignment: Assignment, part: Part, points: list[dict[str, Any]],
                      analyses: list[Analysis]) -> list[Reason]:
-    from grader.code_parts import code_part_diagnosis
-
     try:
         verdict = code_part_diagnosis(part=part, source=autograd_solution(assignment, part), points=points,
                                       analyses=analyses)

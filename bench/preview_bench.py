@@ -64,7 +64,7 @@ def preview_ms(assignment: Any, data: dict[str, Any]) -> float:
 
 def cold_ms(assignment: Any, data: dict[str, Any]) -> float:
     from assignments.part_config import reference_keys
-    from grader.reference import SubprocessRunner
+    from assignments.reference import SubprocessRunner
 
     keys = reference_keys([(p.key, p.kind, p.config) for p in assignment.parts.all()])
     start = time.perf_counter()

@@ -18,6 +18,7 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Membership
+from assignments.variants import params_for_student
 from grader.models import Result, Submission
 from grader.policy import (
     StudentPolicy,
@@ -27,7 +28,6 @@ from grader.policy import (
     is_opened,
     student_policy,
 )
-from grader.variants import params_for_student
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STUDENT_ERROR = "Grading failed for a reason on our side. This attempt was not counted; please submit again."

@@ -17,13 +17,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, Q
 
+from assignments.answer_grading import Graded, answers_grade, wrong_highlight
+from assignments.answer_parsing import answers_parse
 from assignments.models import Assignment, Membership, Variant
+from assignments.reference import ReferenceError
+from assignments.variants import params_for_student, variant_ready, variant_row
 from grader.fairness import CODE, NUMERIC, held_release, lane_of, queue_name, students_with_held
-from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
 from grader.policy import PolicyError, RateLimited, _now, attempts_left, extra_attempts, window_at
-from grader.reference import ReferenceError
-from grader.variants import params_for_student, variant_ready, variant_row
 from lti.scores import lti_score_publish_later
 
 log = logging.getLogger(__name__)

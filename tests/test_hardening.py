@@ -172,7 +172,7 @@ def test_hsts_is_sent_on_https(student: Any) -> None:
 
 
 def test_markdown_loads_no_off_site_images() -> None:
-    from grader.templatetags.statement import markdown
+    from assignments.templatetags.statement import markdown
 
     html = markdown("![t](https://tracker.example/p.png) ![p](//cdn.example/p.png) ![d](data:image/png;base64,AA) "
                     "![ok](/static/img/graph.png)")

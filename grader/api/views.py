@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from assignments.answer_parsing import AnswerErrors
 from grader.api.parsers import BoundedJSONParser
 from grader.api.serializers import (
     AssignmentDetailSerializer,
@@ -25,7 +26,6 @@ from grader.api.serializers import (
     SubmissionSerializer,
 )
 from grader.api.staff_views import STAFF_FILTERS, staff_submissions
-from grader.grading import AnswerErrors
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (

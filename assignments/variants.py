@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from assignments.models import Assignment, Part, Variant
 from assignments.part_config import reference_keys
+from assignments.reference import ReferenceError, get_runner
 from chainrule import Analysis
 from chainrule.points import evaluation_points, usable_points
-from grader.reference import ReferenceError, get_runner
 
 ANALYSIS_VERSION = 7  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts

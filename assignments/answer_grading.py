@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from assignments.choice_parts import choice_diagnosis, choice_parse
+from assignments.code_parts import MAX_CODE_CHARS, code_parts_diagnoses
+from assignments.code_syntax import code_syntax_problem
+from assignments.formula_check import formula_equivalence_check
 from assignments.models import Assignment, Part, Variant
+from assignments.variants import variant_points
 from chainrule import (
     Analysis,
     AnswerError,
@@ -25,10 +29,6 @@ from chainrule import (
 from chainrule.picture_labels import Reveal
 from chainrule.symbolic_grading import grade_symbolic, reference_formula_problem
 from chainrule.symbolic_parse import SymbolicError, parse_expression
-from grader.code_parts import MAX_CODE_CHARS, code_parts_diagnoses
-from grader.code_syntax import code_syntax_problem
-from grader.formula_check import formula_equivalence_check
-from grader.variants import variant_points
 
 MAX_PARTS = 50
 

@@ -13,10 +13,10 @@ from typing import Any
 from django.conf import settings
 
 from assignments.models import Part
+from assignments.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 from chainrule import Diagnosis, Highlight
 from chainrule.code_grading import grade_code
 from chainrule.harness import harness_source
-from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 MAX_CODE_CHARS = 50_000
 
