@@ -74,11 +74,11 @@ def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -
         return diagnose_numeric(analysis=analysis, part=part.key, answer=parse_numeric(given),
                                 rel_tol=part.rel_tol, abs_tol=part.abs_tol)
     if part.kind == Part.Kind.CHOICE:
-        return choice_diagnosis(key=part.key, text=given, config=part.config)
+        return choice_diagnosis(key=part.key, text=given, config=part.choice)
     points, analyses = variant_points(variant=variant)
-    config = part.config
-    diagnosis = grade_symbolic(text=given, variables=config["variables"], analyses=analyses, points=points,
-                               part=config["of"], reference_formula=config.get("formula"),
+    config = part.symbolic
+    diagnosis = grade_symbolic(text=given, variables=config.variables, analyses=analyses, points=points,
+                               part=config.of, reference_formula=config.formula,
                                rel_tol=part.rel_tol, abs_tol=part.abs_tol, equivalence=formula_equivalence_check)
     diagnosis.part = part.key
     return diagnosis

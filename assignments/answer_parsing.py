@@ -55,7 +55,7 @@ def _check_one(parts: dict[str, Part], key: str, text: Any, *, as_code: bool) ->
     if part.kind == Part.Kind.NUMERIC:
         parse_numeric(text)
     elif part.kind == Part.Kind.CHOICE:
-        choice_parse(text, config=part.config)
+        choice_parse(text, config=part.choice)
     elif part.kind == Part.Kind.SYMBOLIC:
         _check_formula(part, text)
     else:
@@ -64,7 +64,7 @@ def _check_one(parts: dict[str, Part], key: str, text: Any, *, as_code: bool) ->
 
 def _check_formula(part: Part, text: str) -> None:
     try:
-        parse_expression(text, variables=list(part.config["variables"]))
+        parse_expression(text, variables=list(part.symbolic.variables))
     except SymbolicError as exc:
         raise AnswerError(str(exc)) from None
 

@@ -27,15 +27,15 @@ def expected_mismatches(*, assignment: Assignment, analysis: dict[str, Any]) -> 
 
 def formula_mismatches(*, assignment: Assignment, variant: Variant) -> list[tuple[str, str]]:
     """Symbolic parts whose authored reference formula disagrees with autograd at the points."""
-    formulas = [p for p in assignment.parts.filter(kind=Part.Kind.SYMBOLIC) if p.config.get("formula")]
+    formulas = [p for p in assignment.parts.filter(kind=Part.Kind.SYMBOLIC) if p.symbolic.formula]
     if not formulas:
         return []
     points, analyses = variant_points(variant=variant)
     problems = []
     for part in formulas:
         problem = reference_formula_problem(
-            formula=part.config["formula"], variables=part.config["variables"], analyses=analyses, points=points,
-            part=part.config["of"], rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+            formula=part.symbolic.formula or "", variables=part.symbolic.variables, analyses=analyses, points=points,
+            part=part.symbolic.of, rel_tol=part.rel_tol, abs_tol=part.abs_tol)
         if problem:
             problems.append((f"parts.{part.key}.config.formula", problem))
     return problems

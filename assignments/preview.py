@@ -87,17 +87,16 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
 
 def _part(part: Part, analysis: Analysis) -> PartPreview:
     if part.kind == Part.Kind.CHOICE:
-        return PartPreview(key=part.key, kind=part.kind, answer=", ".join(part.config["answer"]))
-    of = part.key if part.kind == Part.Kind.NUMERIC else part.config.get("of")
-    reference = analysis.parts.get(of or "")
-    if reference is None:  # code parts answer one or several gradients
-        keys = part.config.get("returns") or part.config.get("reads") or []
+        return PartPreview(key=part.key, kind=part.kind, answer=", ".join(part.choice.answer))
+    keys = part.kind_config.keys_read(part.key)
+    if part.kind == Part.Kind.CODE or keys[0] not in analysis.parts:  # code parts answer one or several gradients
         values: Any = {key: analysis.parts[key].value for key in keys if key in analysis.parts}
         return PartPreview(key=part.key, kind=part.kind, answer=values)
+    reference = analysis.parts[keys[0]]
     paths = [(" → ".join(p.names), p.contribution) for p in analysis.paths.get(reference.tensor, [])]
-    answer = part.config.get("formula") or reference.value if part.kind == Part.Kind.SYMBOLIC else reference.value
+    answer = part.symbolic.formula or reference.value if part.kind == Part.Kind.SYMBOLIC else reference.value
     return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths,
-                       mistakes=_mistakes(analysis, of or part.key, part) if part.kind == Part.Kind.NUMERIC else [])
+                       mistakes=_mistakes(analysis, keys[0], part) if part.kind == Part.Kind.NUMERIC else [])
 
 
 def _mistakes(analysis: Analysis, key: str, part: Part) -> list[Mistake]:

@@ -13,8 +13,8 @@ from typing import Any
 from django.db import IntegrityError
 from django.utils import timezone
 
-from assignments.models import Assignment, Part, Variant
-from assignments.part_config import reference_keys
+from assignments.models import Assignment, Variant
+from assignments.part_config import CodeConfig, SymbolicConfig, reference_keys
 from assignments.reference import ReferenceError, get_runner
 from chainrule import Analysis
 from chainrule.points import evaluation_points, usable_points
@@ -35,7 +35,7 @@ def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
 
 def assignment_keys(assignment: Assignment) -> list[str]:
     """What the reference analysis reads: numeric keys, symbolic `of`, code returns/reads."""
-    return reference_keys([(p.key, p.kind, p.config) for p in assignment.parts.all()])
+    return reference_keys([(p.key, p.kind_config) for p in assignment.parts.all()])
 
 
 def params_for_student(*, assignment: Assignment, student_id: int | None) -> dict[str, Any]:
@@ -147,20 +147,23 @@ def _varied(assignment: Assignment) -> list[str] | None:
     """Only the parameters that formulas, functions and programs take vary between points; the rest
     (e.g. a seed vector the statement fixes to ones) keep their values."""
     names: list[str] = []
-    for part in assignment.parts.exclude(kind=Part.Kind.NUMERIC):
-        names.extend(part.config.get("variables", {}).values())
-        names.extend(part.config.get("args", []))
-        names.extend(_program_params(part, assignment.params))
+    for part in assignment.parts.all():
+        config = part.kind_config
+        if isinstance(config, SymbolicConfig):
+            names.extend(config.variables.values())
+        elif isinstance(config, CodeConfig):
+            names.extend(config.args)
+            names.extend(_program_params(config, assignment.params))
     return sorted(set(names)) or None
 
 
-def _program_params(part: Part, params: dict[str, Any]) -> list[str]:
+def _program_params(config: CodeConfig, params: dict[str, Any]) -> list[str]:
     """A program or fix part's `vary`, else the parameters its starter code uses."""
-    if part.config.get("mode") not in ("program", "fix"):
+    if config.mode not in ("program", "fix"):
         return []
-    if "vary" in part.config:
-        return list(part.config["vary"])
-    return [name for name in params if name in _names_in(part.config.get("starter", ""))]
+    if config.vary is not None:
+        return list(config.vary)
+    return [name for name in params if name in _names_in(config.starter)]
 
 
 def _names_in(source: str) -> set[str]:

@@ -201,9 +201,9 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
     for part in parts:
         if part.kind == Part.Kind.SYMBOLIC:
             reasons += _constant_formula(part, points, analyses)
-        elif part.config.get("mode") == "function" and not part.config.get("forbid_autograd"):
+        elif part.code.mode == "function" and not part.code.forbid_autograd:
             reasons += _autograd_passes(assignment, part, points, analyses)
-        elif part.config.get("mode") == "program" and SEEDED_RE.search(assignment.reference_program):
+        elif part.code.mode == "program" and SEEDED_RE.search(assignment.reference_program):
             reasons += _default_seed_passes(assignment, part, points, analyses)
     return reasons
 
@@ -226,8 +226,8 @@ def _default_seed_passes(assignment: Assignment, part: Part, points: list[dict[s
 
 def _constant_formula(part: Part, points: list[dict[str, Any]], analyses: list[Analysis]) -> list[Reason]:
     for constant in ("0", "1"):
-        verdict = grade_symbolic(text=constant, variables=part.config["variables"], analyses=analyses, points=points,
-                                 part=part.config["of"], reference_formula=part.config.get("formula"),
+        verdict = grade_symbolic(text=constant, variables=part.symbolic.variables, analyses=analyses, points=points,
+                                 part=part.symbolic.of, reference_formula=part.symbolic.formula,
                                  rel_tol=part.rel_tol, abs_tol=part.abs_tol)
         if verdict.correct:
             return [_reason("trivial-answer", f"parts.{part.key}",
@@ -268,9 +268,9 @@ def _autograd_passes(assignment: Assignment, part: Part, points: list[dict[str, 
 
 def autograd_solution(assignment: Assignment, part: Part) -> str:
     """What a student who skips the exercise writes: the reference program wrapped in the function."""
-    config = part.config
+    config = part.code
     body = "\n".join("    " + line for line in assignment.reference_program.strip().splitlines())
-    returns = ", ".join(f"_plain({key})" for key in config["returns"])
-    returned = returns if len(config["returns"]) == 1 else f"({returns})"
+    returns = ", ".join(f"_plain({key})" for key in config.returns)
+    returned = returns if len(config.returns) == 1 else f"({returns})"
     return (f"import torch\n\ndef _plain(t):\n    return t.tolist() if t is not None else None\n\n"
-            f"def {config['function']}({', '.join(config['args'])}):\n{body}\n    return {returned}\n")
+            f"def {config.function}({', '.join(config.args)}):\n{body}\n    return {returned}\n")

@@ -28,7 +28,7 @@ def picture_reveal(*, submission: Submission, user: User) -> Reveal:
     document = getattr(submission, "result", None)
     correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
     parts = Part.objects.filter(assignment=submission.assignment, key__in=correct)
-    return Reveal(keys=frozenset(reference_keys([(p.key, p.kind, p.config) for p in parts])))
+    return Reveal(keys=frozenset(reference_keys([(p.key, p.kind_config) for p in parts])))
 
 
 def _document_part(submission: Submission, part: str | None) -> dict[str, Any] | None:

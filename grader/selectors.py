@@ -64,8 +64,8 @@ class AssignmentRow:
         return [
             {"key": p.key, "kind": p.kind, "points": p.points, "prompt": p.prompt,
              "hint": p.hint if self.hints_shown else "",
-             "options": p.config.get("options", []) if p.kind == "choice" else [],
-             "multiple": bool(p.config.get("multiple")) if p.kind == "choice" else False}
+             "options": list(p.choice.options) if p.kind == "choice" else [],
+             "multiple": p.choice.multiple if p.kind == "choice" else False}
             for p in self.assignment.parts.all()
         ]
 
