@@ -14,7 +14,7 @@ from assignments.choice_parts import choice_diagnosis
 from assignments.code_parts import code_parts_diagnoses
 from assignments.formula_check import formula_equivalence_check
 from assignments.models import Assignment, Part, Variant
-from assignments.variants import variant_points
+from assignments.variants import variant_analysis, variant_points
 from chainrule import (
     Analysis,
     Diagnosis,
@@ -44,7 +44,7 @@ def answers_grade(
     The variant's seed analysis must be computed; answers must pass answers_parse.
     Raises ReferenceError when the sandbox or the reference fails (infrastructure).
     """
-    analysis = Analysis.from_json(variant.analysis_data())
+    analysis = variant_analysis(variant=variant)
     all_parts = list(assignment.parts.all())
     diagnoses = _code_diagnoses(parts=all_parts, code=code, variant=variant)
     graded: list[GradedPart] = []
@@ -90,10 +90,10 @@ def _unanswered(part: Part) -> GradedPart:
     return GradedPart(diagnosis=diagnosis, answer="", max_score=part.points)
 
 
-def graded_svg(*, analysis_data: dict[str, Any], graded: Graded) -> str:
+def graded_svg(*, analysis: Analysis, graded: Graded) -> str:
     """The reference graph with every wrong part's path highlighted and all of its backward flow
     (the command shows the expected values too)."""
-    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=wrong_highlight(graded.diagnoses),
+    return graph_svg(analysis=analysis, highlight=wrong_highlight(graded.diagnoses),
                      reveal=Reveal(everything=True))
 
 

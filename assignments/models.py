@@ -171,6 +171,12 @@ class Variant(models.Model):
     def is_ready(self) -> bool:
         return self.analysis is not None
 
+    @property
+    def cache_key(self) -> tuple[Any, ...] | None:
+        """Names this row's analyses for a process-wide cache (assignments/variants.py); None until computed.
+        computed_at tells apart a row created again with the id of one a rolled-back preview made."""
+        return (self.pk, self.reference_hash, self.computed_at) if self.computed_at is not None else None
+
     def analysis_data(self) -> dict[str, Any]:
         assert self.analysis is not None
         return self.analysis

@@ -14,7 +14,7 @@ from assignments.answer_grading import answers_grade, graded_svg
 from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment, Part
 from assignments.reference import ReferenceError
-from assignments.variants import variant_get
+from assignments.variants import variant_analysis, variant_get
 from chainrule import Analysis, diagnose_numeric, graph_svg
 
 MAX_MISTAKES = 30
@@ -61,7 +61,7 @@ def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict
         variant = variant_get(assignment=assignment, params=assignment.params)
     except ReferenceError as exc:
         return Preview(error=str(exc), source=_source_around(assignment.reference_program, str(exc)))
-    analysis = Analysis.from_json(variant.analysis_data())
+    analysis = variant_analysis(variant=variant)
     preview = Preview(parts=[_part(part, analysis) for part in assignment.parts.all()],
                       svg=graph_svg(analysis=analysis), notes=list(analysis.notes))
     if answers or code:
@@ -82,7 +82,7 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
         preview.trial_errors = {"reference": str(exc)}
         return
     preview.trial = graded.document
-    preview.trial_svg = graded_svg(analysis_data=variant.analysis_data(), graded=graded)
+    preview.trial_svg = graded_svg(analysis=variant_analysis(variant=variant), graded=graded)
 
 
 def _part(part: Part, analysis: Analysis) -> PartPreview:

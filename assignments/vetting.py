@@ -16,7 +16,7 @@ from typing import Any
 from assignments.code_parts import code_part_diagnosis
 from assignments.models import Assignment, Part
 from assignments.reference import ReferenceError
-from assignments.variants import params_for_student, variant_get, variant_points
+from assignments.variants import params_for_student, variant_analysis, variant_get, variant_points
 from chainrule import Analysis, diagnose_numeric
 from chainrule.points import KINK_OPS, kinks_clear
 from chainrule.symbolic_grading import grade_symbolic
@@ -59,7 +59,7 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
         except ReferenceError as exc:
             reasons.append(_reference_reason(str(exc), label))
             continue
-        analysis = Analysis.from_json(variant.analysis_data())
+        analysis = variant_analysis(variant=variant)
         reasons += _non_finite(analysis, label) + _undefined(analysis, label) + _ambiguous(assignment, analysis, label)
         if label == "the seed point":
             reasons += _trivial_numeric(assignment, analysis) + _default_seed(assignment, analysis)

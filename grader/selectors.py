@@ -124,6 +124,12 @@ def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
     return {name: params[name] for name in sorted(assignment.variant_ranges)}
 
 
+def assignment_visible(*, user: User, slug: str) -> Assignment | None:
+    """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
+    needs, without the per-student figures of a row."""
+    return assignments_visible(user=user).filter(slug=slug).prefetch_related("parts").first()
+
+
 def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
     rows = assignment_rows(user=user, slug=slug)
     return rows[0] if rows else None

@@ -1,6 +1,6 @@
 """AGS score publishing: the counted score of a student goes to the LMS column of each bound link.
 
-`lti_score_publish_later` is the one call grading makes (on commit); the Celery task
+`lti_score_publish_later` is the one call grading makes (on commit, when `lms_link_exists`); the Celery task
 `lti.publish_score` sends the row with retries. Grading never waits for a platform.
 """
 
@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from lti_tool.models import LtiUser
 
@@ -22,6 +23,15 @@ from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, plat
 
 log = logging.getLogger(__name__)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+
+
+def lms_link_exists() -> Exists:
+    """For a Submission queryset: whether its student has an LMS account whose platform links the
+    assignment, i.e. whether lti_score_publish_later has anything to publish. Grading reads it with
+    the submission instead of running the hook (two queries and a transaction) for every submission."""
+    registrations = LtiUser.objects.filter(auth_user_id=OuterRef(OuterRef("student_id"))).values("registration_id")
+    return Exists(LinkAssignment.objects.filter(
+        assignment_id=OuterRef("assignment_id"), resource_link__context__deployment__registration_id__in=registrations))
 
 
 def lti_score_publish_later(*, submission_id: int) -> None:

@@ -32,6 +32,7 @@ from grader.selectors import (
     AssignmentRow,
     assignment_row,
     assignment_rows,
+    assignment_visible,
     is_instructor,
     submission_visible,
     submissions_mine,
@@ -99,12 +100,14 @@ class SubmissionCollection(APIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        row = _row_or_404(request, slug)
+        assignment = assignment_visible(user=request.user, slug=slug)
+        if assignment is None:
+            raise Http404("No such assignment in your courses.")
         body = SubmissionCreateSerializer(data=request.data)
         if not body.is_valid():
             return Response({"errors": _flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            submission = submission_create(student=request.user, assignment=row.assignment,
+            submission = submission_create(student=request.user, assignment=assignment,
                                            answers=body.validated_data["answers"], code=body.validated_data["code"])
         except AnswerErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
