@@ -26,6 +26,7 @@ from grader.api.serializers import (
     SubmissionSerializer,
 )
 from grader.api.staff_views import STAFF_FILTERS, staff_submissions
+from grader.models import Submission
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
@@ -127,8 +128,10 @@ class SubmissionDetail(APIView):
         submission = submission_visible(user=request.user, submission_id=pk)
         if submission is None:
             raise Http404("No such submission.")
-        context = {"request": request, "show_expected": is_instructor(user=request.user,
-                                                                      assignment=submission.assignment)}
+        # A pending submission shows neither a result nor an error: polls skip the staff check.
+        finished = submission.status in (Submission.Status.GRADED, Submission.Status.ERROR)
+        staff = finished and is_instructor(user=request.user, assignment=submission.assignment)
+        context = {"request": request, "show_expected": staff}
         return Response(SubmissionSerializer(submission, context=context).data)
 
 
