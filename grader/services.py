@@ -15,17 +15,16 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, F, Q
 
 from assignments.answer_grading import Graded, answers_grade, wrong_highlight
 from assignments.answer_parsing import answers_parse
-from assignments.models import Assignment, Extension, Membership, Variant
+from assignments.models import Assignment, Membership, Variant
 from assignments.reference import ReferenceError
 from assignments.variants import params_for_student, variant_id_for, variant_ready
 from grader.fairness import CODE, NUMERIC, held_release, lane_of, queue_name, students_with_held
 from grader.models import Result, Submission
 from grader.policy import (
-    LOOKUP,
     PolicyError,
     RateLimited,
     _now,
@@ -34,7 +33,7 @@ from grader.policy import (
     extra_attempts,
     window_at,
 )
-from lti.scores import lms_link_exists, lti_score_publish_later
+from lti.scores import lti_score_publish_later
 
 log = logging.getLogger(__name__)
 MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an infrastructure error
@@ -162,15 +161,11 @@ def submission_grade(*, submission_id: int) -> None:
 
 
 def _grading_row(*, submission_id: int) -> Submission:
-    """The submission with all grading reads, in two queries: its assignment (without the draft) and parts,
-    its variant without the analyses (parsed once per process, assignments/variants.py), whether it has
-    an extension and whether an LMS waits for its score."""
-    has_extension = Exists(Extension.objects.filter(assignment_id=OuterRef("assignment_id"),
-                                                    student_id=OuterRef("student_id")))
+    """The submission with what grading reads, in two queries: its assignment (without the draft) and
+    parts, its variant without the analyses (parsed once per process, assignments/variants.py)."""
     return (Submission.objects.select_related("assignment", "variant")
             .defer("assignment__draft", "variant__analysis", "variant__point_analyses")
             .prefetch_related("assignment__parts")
-            .annotate(has_extension=has_extension, lms_linked=lms_link_exists())
             .get(id=submission_id))
 
 
@@ -195,9 +190,8 @@ def submission_regraded(*, submission: Submission) -> tuple[dict[str, Any], Vari
 
 def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
     """score (after the late factor), max_score, document and highlight of a Result."""
-    known = None if getattr(submission, "has_extension", True) is False else LOOKUP  # _grading_row knows
     window = window_at(assignment=submission.assignment, at=submission.created_at,
-                       student_id=submission.student_id, extension=known)
+                       student_id=submission.student_id)
     document = {**graded.document, "late_factor": window.late_factor}
     highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
                            for key, diagnosis in graded.diagnoses.items()}}
@@ -215,8 +209,8 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
         Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
             [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],
             update_fields=list(fields))
-        if getattr(submission, "lms_linked", True):  # _grading_row knows; nothing to publish for most students
-            transaction.on_commit(lambda: lti_score_publish_later(submission_id=submission.id))  # LMS (AGS)
+        transaction.on_commit(lambda: lti_score_publish_later(  # the LMS gradebook (AGS)
+            submission_id=submission.id, student_id=submission.student_id))
     _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
 
 

@@ -1,6 +1,6 @@
 """AGS score publishing: the counted score of a student goes to the LMS column of each bound link.
 
-`lti_score_publish_later` is the one call grading makes (on commit, when `lms_link_exists`); the Celery task
+`lti_score_publish_later` is the one call grading makes (on commit); the Celery task
 `lti.publish_score` sends the row with retries. Grading never waits for a platform.
 """
 
@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from lti_tool.models import LtiUser
 
@@ -25,18 +24,14 @@ log = logging.getLogger(__name__)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 
-def lms_link_exists() -> Exists:
-    """For a Submission queryset: whether its student has an LMS account whose platform links the
-    assignment, i.e. whether lti_score_publish_later has anything to publish. Grading reads it with
-    the submission instead of running the hook (two queries and a transaction) for every submission."""
-    registrations = LtiUser.objects.filter(auth_user_id=OuterRef(OuterRef("student_id"))).values("registration_id")
-    return Exists(LinkAssignment.objects.filter(
-        assignment_id=OuterRef("assignment_id"), resource_link__context__deployment__registration_id__in=registrations))
+def lti_score_publish_later(*, submission_id: int, student_id: int) -> None:
+    """Queue the student's counted score for every LMS link of the assignment. Never raises.
 
-
-def lti_score_publish_later(*, submission_id: int) -> None:
-    """Queue the student's counted score for every LMS link of the assignment. Never raises."""
+    A student who never arrived from an LMS has nothing to publish: one cheap query, no transaction
+    (the common case, run after every graded submission)."""
     try:
+        if not LtiUser.objects.filter(auth_user_id=student_id).exists():
+            return
         for delivery_id in score_deliveries_update(submission_id=submission_id):
             _enqueue(delivery_id)
     except Exception:  # grading has committed; a publishing bug must not surface there
@@ -70,7 +65,7 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
     links = _links_of(user_id=submission.student_id, assignment=submission.assignment)
     counted = counted_result(user_id=submission.student_id, assignment=submission.assignment) if links else None
     if counted is None:
-        return []  # not an LMS student of this assignment (the common case): two cheap queries
+        return []  # an LMS student, but not of a linked assignment
     changed = []
     for link, sub in links:
         fields = {"score_given": counted.score, "score_maximum": counted.max_score,

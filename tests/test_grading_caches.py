@@ -1,5 +1,5 @@
-"""What the numeric path remembers per process never changes a grade: parsed analyses, variant ids,
-and the flags the worker reads with a submission instead of running hooks."""
+"""What the numeric path remembers per process never changes a grade (parsed analyses, variant ids),
+and the work it skips is work that had nothing to do (the LMS score hook for non-LMS students)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.db import transaction
-from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration, LtiResourceLink, LtiUser
+from lti_tool.models import LtiRegistration, LtiUser
 
 from assignments import variants
 from assignments.answer_grading import answers_grade
@@ -19,8 +19,7 @@ from assignments.spec import spec_from_data
 from conftest import Person
 from grader import services
 from grader.models import Submission
-from lti.models import LinkAssignment
-from lti.scores import _links_of, lms_link_exists
+from lti import scores
 from tests.seed_answers import FORMULAS, NUMERIC
 
 WRONG = {"visual-walkthrough": {"x.grad": "4", "y.grad": "7", "dz_dx": "2x"}, "detach": {"x.grad": "12"},
@@ -80,7 +79,7 @@ def test_a_submission_graded_twice_reads_its_analysis_from_the_database_once(
     services.submission_grade(submission_id=first.id)
     second = services.submission_create(student=student.user, assignment=assignment, answers={"x.grad": "7"},
                                         code={})
-    with django_assert_max_num_queries(7):  # claim, row, parts, a transaction (a savepoint here) of 2 writes
+    with django_assert_max_num_queries(8):  # claim, row, parts, extension, a transaction (savepoint) of 2 writes
         services.submission_grade(submission_id=second.id)
     second.refresh_from_db()
     assert second.status == "graded" and second.result.score == 1.0
@@ -102,26 +101,22 @@ def test_a_remembered_variant_id_is_always_one_that_was_committed(live_db: None)
 
 
 @pytest.mark.django_db
-def test_the_lms_flag_is_set_exactly_for_students_the_score_hook_would_publish_for(
-        student: Person, other_student: Person) -> None:
+def test_the_score_hook_does_its_work_only_for_students_who_came_from_an_lms(
+        student: Person, other_student: Person, monkeypatch: pytest.MonkeyPatch,
+        django_capture_on_commit_callbacks: Any) -> None:
+    monkeypatch.setattr(services, "_enqueue", lambda *args: None)
+    updated: list[int] = []
+    monkeypatch.setattr(scores, "score_deliveries_update", lambda submission_id: updated.append(submission_id) or [])
+    registration = LtiRegistration.objects.create(name="lms", issuer="https://lms.example", client_id="c",
+                                                  auth_url="https://lms.example/a", token_url="https://lms.example/t",
+                                                  keyset_url="https://lms.example/k")
+    LtiUser.objects.create(registration=registration, sub="s-1", auth_user=student.user)
     assignment = Assignment.objects.get(slug="visual-walkthrough")
-    linked, other = _registration("linked"), _registration("other")
-    context = LtiContext.objects.create(deployment=LtiDeployment.objects.create(registration=linked, deployment_id="d"),
-                                        id_on_platform="course")
-    LinkAssignment.objects.create(resource_link=LtiResourceLink.objects.create(context=context, id_on_platform="rl"),
-                                  assignment=assignment)
-    LtiUser.objects.create(registration=linked, sub="s-1", auth_user=student.user)
-    LtiUser.objects.create(registration=other, sub="s-2", auth_user=other_student.user)  # another LMS: no link
-    for person, expected in ((student, True), (other_student, False)):
-        row = Submission.objects.create(student=person.user, assignment=assignment, answers={})
-        flagged = Submission.objects.annotate(lms=lms_link_exists()).get(id=row.id).lms
-        assert flagged is expected is bool(_links_of(user_id=person.user.pk, assignment=assignment))
-    elsewhere = Submission.objects.create(student=student.user, assignment=Assignment.objects.get(slug="detach"),
-                                          answers={})
-    assert Submission.objects.annotate(lms=lms_link_exists()).get(id=elsewhere.id).lms is False
-
-
-def _registration(name: str) -> LtiRegistration:
-    return LtiRegistration.objects.create(name=name, issuer=f"https://{name}.example", client_id=name,
-                                          auth_url=f"https://{name}.example/auth", token_url=f"https://{name}.example/t",
-                                          keyset_url=f"https://{name}.example/k")
+    graded = {}
+    for person in (student, other_student):
+        submission = services.submission_create(student=person.user, assignment=assignment,
+                                                answers={"x.grad": "7"}, code={})
+        with django_capture_on_commit_callbacks(execute=True):
+            services.submission_grade(submission_id=submission.id)
+        graded[person.user.pk] = submission.id
+    assert updated == [graded[student.user.pk]]  # the other student never reached the LMS code
