@@ -149,7 +149,10 @@ def submissions_visible(*, user: User) -> QuerySet[Submission]:
 
 
 def submission_visible(*, user: User, submission_id: int) -> Submission | None:
-    return submissions_visible(user=user).filter(id=submission_id).first()
+    """One's own submission by the short query (what every status poll asks), else through the staff rule."""
+    own = Submission.objects.select_related("assignment", "result", "student").filter(
+        id=submission_id, student_id=user.pk).first()
+    return own or submissions_visible(user=user).filter(id=submission_id).first()
 
 
 def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submission]:
