@@ -6,13 +6,13 @@ from pathlib import Path
 
 from django.db import transaction
 
-from assignments.models import Course
+from assignments.authored_checks import authored_mismatches
+from assignments.models import Assignment, Course
+from assignments.reference import ReferenceError
 from assignments.services import assignment_upsert
 from assignments.spec import CatalogError, spec_from_file
+from assignments.variants import variant_get
 from assignments.vetting import Reason, assignment_vet, reasons_open
-from grader.grading import expected_mismatches, formula_mismatches
-from grader.reference import ReferenceError
-from grader.variants import variant_get
 
 
 class _RollBack(Exception):
@@ -46,14 +46,10 @@ def _file_reasons(path: Path) -> list[Reason]:
     return reasons_open(reasons=reasons, accepted=spec.accepted)
 
 
-def _authored_mismatches(assignment: object) -> list[Reason]:
-    from assignments.models import Assignment
-
-    assert isinstance(assignment, Assignment)
+def _authored_mismatches(assignment: Assignment) -> list[Reason]:
     try:
         variant = variant_get(assignment=assignment, params=assignment.params)
-        found = expected_mismatches(assignment=assignment, analysis=variant.analysis_data())
-        found += formula_mismatches(assignment=assignment, variant=variant)
+        found = authored_mismatches(assignment=assignment, variant=variant)
     except ReferenceError as exc:
         return [Reason(code="reference-fails:reference", field="reference", problem=str(exc))]
     return [Reason(code=f"mismatch:{field}", field=field, problem=problem) for field, problem in found]

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cached_property
+from typing import Any, TypeVar
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from assignments.part_config import ChoiceConfig, CodeConfig, PartConfig, SymbolicConfig, config_load, config_parse
+
+C = TypeVar("C", SymbolicConfig, CodeConfig, ChoiceConfig)
 
 
 class Course(models.Model):
@@ -105,6 +111,40 @@ class Part(models.Model):
     def __str__(self) -> str:
         return f"{self.assignment.slug}:{self.key}"
 
+    def clean(self) -> None:
+        """The config is validated when a part is saved through a form (the catalog validates its own)."""
+        def fail(name: str, problem: str) -> ValidationError:
+            return ValidationError({"config": f"{name}: {problem}"})
+
+        config_parse(self.kind, self.config or {}, params=self.assignment.params, fail=fail)
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.__dict__.pop("kind_config", None)  # the typed view follows the stored JSON
+        super().save(*args, **kwargs)
+
+    @cached_property
+    def kind_config(self) -> PartConfig:
+        """The typed kind-specific config (validated when saved, so read without checks)."""
+        return config_load(self.kind, self.config or {})
+
+    @property
+    def symbolic(self) -> SymbolicConfig:
+        return self._config_as(SymbolicConfig)
+
+    @property
+    def code(self) -> CodeConfig:
+        return self._config_as(CodeConfig)
+
+    @property
+    def choice(self) -> ChoiceConfig:
+        return self._config_as(ChoiceConfig)
+
+    def _config_as(self, kind: type[C]) -> C:
+        config = self.kind_config
+        if not isinstance(config, kind):
+            raise TypeError(f"part {self.key} is a {self.kind} part, not a {kind.kind} part")
+        return config
+
 
 class Variant(models.Model):
     """One set of parameter values and its reference analysis, computed once and cached."""
@@ -130,6 +170,12 @@ class Variant(models.Model):
     @property
     def is_ready(self) -> bool:
         return self.analysis is not None
+
+    @property
+    def cache_key(self) -> tuple[Any, ...] | None:
+        """Names this row's analyses for a process-wide cache (assignments/variants.py); None until computed.
+        computed_at tells apart a row created again with the id of one a rolled-back preview made."""
+        return (self.pk, self.reference_hash, self.computed_at) if self.computed_at is not None else None
 
     def analysis_data(self) -> dict[str, Any]:
         assert self.analysis is not None

@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from assignments.answer_grading import answers_grade, graded_svg
+from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment, Part
+from assignments.reference import ReferenceError
+from assignments.variants import variant_analysis, variant_get
 from chainrule import Analysis, diagnose_numeric, graph_svg
-from grader.grading import AnswerErrors, answers_grade, answers_parse, graded_svg
-from grader.reference import ReferenceError
-from grader.variants import variant_get
 
 MAX_MISTAKES = 30
 LINE_RE = re.compile(r"program line (\d+)")
@@ -60,7 +61,7 @@ def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict
         variant = variant_get(assignment=assignment, params=assignment.params)
     except ReferenceError as exc:
         return Preview(error=str(exc), source=_source_around(assignment.reference_program, str(exc)))
-    analysis = Analysis.from_json(variant.analysis_data())
+    analysis = variant_analysis(variant=variant)
     preview = Preview(parts=[_part(part, analysis) for part in assignment.parts.all()],
                       svg=graph_svg(analysis=analysis), notes=list(analysis.notes))
     if answers or code:
@@ -81,22 +82,21 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
         preview.trial_errors = {"reference": str(exc)}
         return
     preview.trial = graded.document
-    preview.trial_svg = graded_svg(analysis_data=variant.analysis_data(), graded=graded)
+    preview.trial_svg = graded_svg(analysis=variant_analysis(variant=variant), graded=graded)
 
 
 def _part(part: Part, analysis: Analysis) -> PartPreview:
     if part.kind == Part.Kind.CHOICE:
-        return PartPreview(key=part.key, kind=part.kind, answer=", ".join(part.config["answer"]))
-    of = part.key if part.kind == Part.Kind.NUMERIC else part.config.get("of")
-    reference = analysis.parts.get(of or "")
-    if reference is None:  # code parts answer one or several gradients
-        keys = part.config.get("returns") or part.config.get("reads") or []
+        return PartPreview(key=part.key, kind=part.kind, answer=", ".join(part.choice.answer))
+    keys = part.kind_config.keys_read(part.key)
+    if part.kind == Part.Kind.CODE or keys[0] not in analysis.parts:  # code parts answer one or several gradients
         values: Any = {key: analysis.parts[key].value for key in keys if key in analysis.parts}
         return PartPreview(key=part.key, kind=part.kind, answer=values)
+    reference = analysis.parts[keys[0]]
     paths = [(" → ".join(p.names), p.contribution) for p in analysis.paths.get(reference.tensor, [])]
-    answer = part.config.get("formula") or reference.value if part.kind == Part.Kind.SYMBOLIC else reference.value
+    answer = part.symbolic.formula or reference.value if part.kind == Part.Kind.SYMBOLIC else reference.value
     return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths,
-                       mistakes=_mistakes(analysis, of or part.key, part) if part.kind == Part.Kind.NUMERIC else [])
+                       mistakes=_mistakes(analysis, keys[0], part) if part.kind == Part.Kind.NUMERIC else [])
 
 
 def _mistakes(analysis: Analysis, key: str, part: Part) -> list[Mistake]:

@@ -39,7 +39,7 @@ def assignment_upsert(*, spec: AssignmentSpec, course: Course) -> tuple[Assignme
                 "kind": part.kind, "order": order, "points": part.points, "rel_tol": part.rel_tol,
                 "abs_tol": part.abs_tol, "hint": part.hint, "prompt": part.prompt,
                 "expected": {"value": part.expected} if part.has_expected else None,
-                "config": part.config,
+                "config": part.config.to_json(),
             },
         )
     assignment.parts.exclude(key__in=[p.key for p in spec.parts]).delete()

@@ -17,8 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from assignments.choice_parts import choice_config
-from assignments.part_config import code_config, symbolic_config
+from assignments.part_config import NumericConfig, PartConfig, config_parse
 from chainrule import AnswerError, parse_numeric
 from chainrule.part_keys import is_label, is_tensor_path
 from chainrule.values import Value
@@ -50,7 +49,7 @@ class PartSpec:
     prompt: str = ""
     expected: Value = None
     has_expected: bool = False
-    config: dict[str, Any] = field(default_factory=dict)
+    config: PartConfig = field(default_factory=NumericConfig)
 
 
 @dataclass(frozen=True)
@@ -197,7 +196,7 @@ def _parts(check: _Checker, parts: Any, params: dict[str, Any]) -> list[PartSpec
     return specs
 
 
-def _config(check: _Checker, config: Any, *, kind: str, params: dict[str, Any], where: str) -> dict[str, Any]:
+def _config(check: _Checker, config: Any, *, kind: str, params: dict[str, Any], where: str) -> PartConfig:
     if not isinstance(config, dict):
         raise check.fail(f"{where}config", "must be a table")
     try:
@@ -208,13 +207,7 @@ def _config(check: _Checker, config: Any, *, kind: str, params: dict[str, Any], 
     def fail(name: str, problem: str) -> CatalogError:
         return check.fail(f"{where}{name}", problem)
 
-    if kind == "symbolic":
-        return symbolic_config(config, params=params, fail=fail)
-    if kind == "code":
-        return code_config(config, params=params, fail=fail)
-    if kind == "choice":
-        return choice_config(config, fail=fail)
-    return dict(config)
+    return config_parse(kind, config, params=params, fail=fail)
 
 
 def _part(check: _Checker, part: Any, index: int, params: dict[str, Any]) -> PartSpec:

@@ -1,8 +1,8 @@
-"""Staff pages under /staff/. COURSEOPS's roster/gradebook pages are included from here."""
+"""Staff pages under /staff/: courses, authoring. Course operations (courseops.urls) share the prefix."""
 
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import path
 
 from assignments.views import authoring, courses
 
@@ -21,5 +21,4 @@ urlpatterns = [
     path("assignments/<slug:slug>/delete/", authoring.assignment_delete, name="staff-assignment-delete"),
     path("assignments/<slug:slug>/export.toml", authoring.assignment_export, name="staff-assignment-export"),
     path("assignments/<slug:slug>/extensions/", authoring.assignment_extensions, name="staff-assignment-extensions"),
-    path("", include("courseops.urls")),  # roster, gradebook, analytics, regrades (COURSEOPS)
 ]

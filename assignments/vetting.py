@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from assignments.code_parts import code_part_diagnosis
 from assignments.models import Assignment, Part
+from assignments.reference import ReferenceError
+from assignments.variants import params_for_student, variant_analysis, variant_get, variant_points
 from chainrule import Analysis, diagnose_numeric
 from chainrule.answers.formula_grading import grade_symbolic, numbers_suffice
 from chainrule.evaluation_points import KINK_OPS, kinks_clear
-from grader.reference import ReferenceError
-from grader.variants import params_for_student, variant_get, variant_points
 
 SAMPLE_STUDENTS = (1, 2, 3)  # variants drawn as for these student ids
 # Not a second single story for an ambiguity: a wrong local derivative of a product is some input's value by
@@ -58,7 +59,7 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
         except ReferenceError as exc:
             reasons.append(_reference_reason(str(exc), label))
             continue
-        analysis = Analysis.from_json(variant.analysis_data())
+        analysis = variant_analysis(variant=variant)
         reasons += _non_finite(analysis, label) + _undefined(analysis, label) + _ambiguous(assignment, analysis, label)
         if label == "the seed point":
             reasons += _trivial_numeric(assignment, analysis) + _default_seed(assignment, analysis)
@@ -200,9 +201,9 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
     for part in parts:
         if part.kind == Part.Kind.SYMBOLIC:
             reasons += _constant_formula(part, points, analyses)
-        elif part.config.get("mode") == "function" and not part.config.get("forbid_autograd"):
+        elif part.code.mode == "function" and not part.code.forbid_autograd:
             reasons += _autograd_passes(assignment, part, points, analyses)
-        elif part.config.get("mode") == "program" and SEEDED_RE.search(assignment.reference_program):
+        elif part.code.mode == "program" and SEEDED_RE.search(assignment.reference_program):
             reasons += _default_seed_passes(assignment, part, points, analyses)
     return reasons
 
@@ -210,8 +211,6 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
 def _default_seed_passes(assignment: Assignment, part: Part, points: list[dict[str, Any]],
                          analyses: list[Analysis]) -> list[Reason]:
     """A program part whose seeded backward also passes with the default seed (ones)."""
-    from grader.code_parts import code_part_diagnosis
-
     source = SEEDED_RE.sub(lambda m: f"{m.group(1)}.backward(torch.ones_like({m.group(1)}))",
                            assignment.reference_program)
     try:
@@ -227,8 +226,8 @@ def _default_seed_passes(assignment: Assignment, part: Part, points: list[dict[s
 
 def _constant_formula(part: Part, points: list[dict[str, Any]], analyses: list[Analysis]) -> list[Reason]:
     for constant in ("0", "1"):
-        verdict = grade_symbolic(text=constant, variables=part.config["variables"], analyses=analyses, points=points,
-                                 part=part.config["of"], reference_formula=part.config.get("formula"),
+        verdict = grade_symbolic(text=constant, variables=part.symbolic.variables, analyses=analyses, points=points,
+                                 part=part.symbolic.of, reference_formula=part.symbolic.formula,
                                  rel_tol=part.rel_tol, abs_tol=part.abs_tol, equivalence=numbers_suffice)
         if verdict.correct:
             return [_reason("trivial-answer", f"parts.{part.key}",
@@ -256,8 +255,6 @@ def _kink_coverage(parts: list[Part], analyses: list[Analysis]) -> list[Reason]:
 
 def _autograd_passes(assignment: Assignment, part: Part, points: list[dict[str, Any]],
                      analyses: list[Analysis]) -> list[Reason]:
-    from grader.code_parts import code_part_diagnosis
-
     try:
         verdict = code_part_diagnosis(part=part, source=autograd_solution(assignment, part), points=points,
                                       analyses=analyses)
@@ -271,9 +268,9 @@ def _autograd_passes(assignment: Assignment, part: Part, points: list[dict[str, 
 
 def autograd_solution(assignment: Assignment, part: Part) -> str:
     """What a student who skips the exercise writes: the reference program wrapped in the function."""
-    config = part.config
+    config = part.code
     body = "\n".join("    " + line for line in assignment.reference_program.strip().splitlines())
-    returns = ", ".join(f"_plain({key})" for key in config["returns"])
-    returned = returns if len(config["returns"]) == 1 else f"({returns})"
+    returns = ", ".join(f"_plain({key})" for key in config.returns)
+    returned = returns if len(config.returns) == 1 else f"({returns})"
     return (f"import torch\n\ndef _plain(t):\n    return t.tolist() if t is not None else None\n\n"
-            f"def {config['function']}({', '.join(config['args'])}):\n{body}\n    return {returned}\n")
+            f"def {config.function}({', '.join(config.args)}):\n{body}\n    return {returned}\n")

@@ -64,9 +64,9 @@ def preview_ms(assignment: Any, data: dict[str, Any]) -> float:
 
 def cold_ms(assignment: Any, data: dict[str, Any]) -> float:
     from assignments.part_config import reference_keys
-    from grader.reference import SubprocessRunner
+    from assignments.reference import SubprocessRunner
 
-    keys = reference_keys([(p.key, p.kind, p.config) for p in assignment.parts.all()])
+    keys = reference_keys([(p.key, p.kind_config) for p in assignment.parts.all()])
     start = time.perf_counter()
     SubprocessRunner().analyze(program=assignment.reference_program, params=data["params"], parts=keys)
     return (time.perf_counter() - start) * 1000

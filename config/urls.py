@@ -9,6 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("grader.api.urls")),
     path("staff/", include("assignments.urls")),
+    path("staff/", include("courseops.urls")),  # roster, gradebook, analytics, regrades
     path("lti/", include("lti.urls")),
     path("metrics", metrics, name="metrics"),
     path("", include("grader.urls")),

@@ -18,12 +18,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from assignments.models import Assignment, Extension, Variant
+from assignments.reference import ReferenceError
+from assignments.variants import variant_ready
 from courseops.models import Regrade, ResultRevision
 from courseops.overrides import counted_score, document_with_overrides, overrides_of
 from grader.models import Result, Submission
-from grader.reference import ReferenceError
 from grader.services import submission_regraded
-from grader.variants import variant_ready
 
 log = logging.getLogger(__name__)
 SCORE_EPSILON = 1e-9

@@ -1,4 +1,4 @@
-"""Course operations pages, included under /staff/ from assignments.urls."""
+"""Course operations pages, under /staff/ beside the authoring pages (config/urls.py)."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ class AnswerForm(forms.Form):
 
 def _answered(part: Part, text: str) -> bool:
     """Empty fields and untouched starter code are not answers (nothing is graded for them)."""
-    starter = part.config.get("starter", "") if part.kind == Part.Kind.CODE else ""
+    starter = part.code.starter if part.kind == Part.Kind.CODE else ""
     return bool(text.strip()) and text.split() != starter.split()
 
 
@@ -99,8 +99,8 @@ class ChoiceAnswerField(forms.MultipleChoiceField):
 
 
 def _choice_field(part: Part, attrs: dict[str, str]) -> forms.Field:
-    choices = [(option, option) for option in part.config["options"]]
-    if part.config.get("multiple"):
+    choices = [(option, option) for option in part.choice.options]
+    if part.choice.multiple:
         return ChoiceAnswerField(required=False, label=part.key, choices=choices,
                                  widget=forms.CheckboxSelectMultiple(attrs={"id": attrs["id"]}))
     return forms.ChoiceField(required=False, label=part.key, choices=choices,
@@ -113,7 +113,7 @@ def _field(part: Part) -> forms.Field:
         return _choice_field(part, attrs)
     if part.kind == Part.Kind.CODE:
         return forms.CharField(required=False, max_length=MAX_CODE, strip=False, label=part.key,
-                               initial=part.config.get("starter", ""),  # the signature or the buggy code
+                               initial=part.code.starter,  # the signature or the buggy code
                                widget=forms.Textarea(attrs={**attrs, "rows": 10, "class": "code"}))
     return forms.CharField(required=False, max_length=MAX_ANSWER, label=part.key,
                            widget=forms.TextInput(attrs=attrs))

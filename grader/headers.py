@@ -18,11 +18,12 @@ def _hook(path: str) -> Callable[[HttpRequest], Iterable[str]] | None:
     return import_string(path) if path else None
 
 
-def frame_ancestors(request: HttpRequest) -> list[str]:
-    """CSP_FRAME_ANCESTORS plus what GRADER_FRAME_ANCESTORS_HOOK(request) adds, without repeats."""
+def frame_ancestors(request: HttpRequest, *, framed: bool = True) -> list[str]:
+    """CSP_FRAME_ANCESTORS plus what GRADER_FRAME_ANCESTORS_HOOK(request) adds, without repeats.
+    `framed=False` (JSON, which no LMS page frames) leaves the hook, a cache round trip, out."""
     origins = list(settings.CSP_FRAME_ANCESTORS) or ["'self'"]
     hook = _hook(settings.GRADER_FRAME_ANCESTORS_HOOK)
-    if hook is not None:
+    if hook is not None and framed:
         origins += [origin for origin in hook(request) if origin not in origins]
     return origins
 
@@ -31,7 +32,8 @@ class ResponseHeadersMiddleware:
     """`Cache-Control: private, no-store` on everything but static files, unless a view already
     forbade storing (never_cache): pages, fragments, API answers and graph pictures carry a
     student's work, and neither a proxy nor the browser's disk may keep them. Also hands
-    django-csp (listed before this middleware) the frame-ancestors of this response."""
+    django-csp (listed before this middleware) the frame-ancestors of this response: an LMS may
+    frame pages and pictures, not the JSON API."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -44,6 +46,7 @@ class ResponseHeadersMiddleware:
         if "no-store" not in response.get("Cache-Control", ""):
             response["Cache-Control"] = PRIVATE
         replace = dict(getattr(response, "_csp_replace", None) or {})
-        replace.setdefault("frame-ancestors", frame_ancestors(request))
+        framed = not response.get("Content-Type", "").startswith("application/json")
+        replace.setdefault("frame-ancestors", frame_ancestors(request, framed=framed))
         response._csp_replace = replace
         return response

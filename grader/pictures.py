@@ -13,7 +13,8 @@ from typing import Any
 
 from assignments.models import Part
 from assignments.part_config import reference_keys
-from chainrule import Analysis, Highlight, graph_svg
+from assignments.variants import variant_analysis
+from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
 from chainrule.picture.labels import Reveal
 from grader.models import Submission
@@ -28,7 +29,7 @@ def picture_reveal(*, submission: Submission, user: User) -> Reveal:
     document = getattr(submission, "result", None)
     correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
     parts = Part.objects.filter(assignment=submission.assignment, key__in=correct)
-    return Reveal(keys=frozenset(reference_keys([(p.key, p.kind, p.config) for p in parts])))
+    return Reveal(keys=frozenset(reference_keys([(p.key, p.kind_config) for p in parts])))
 
 
 def _document_part(submission: Submission, part: str | None) -> dict[str, Any] | None:
@@ -64,8 +65,7 @@ def submission_picture(*, submission: Submission, user: User, part: str | None) 
     """
     if submission.status != Submission.Status.GRADED or submission.variant is None:
         return None
-    analysis_data = submission.variant.analysis
-    if analysis_data is None or not hasattr(submission, "result"):
+    if not submission.variant.is_ready or not hasattr(submission, "result"):
         return None
     per_part = submission.result.highlight.get("parts", {})
     if part is not None and part not in per_part:
@@ -73,6 +73,6 @@ def submission_picture(*, submission: Submission, user: User, part: str | None) 
     chosen = [per_part[part]] if part is not None else list(per_part.values())
     highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
     document_part = _document_part(submission, part) if part is not None else None
-    return graph_svg(analysis=Analysis.from_json(analysis_data), highlight=highlight,
+    return graph_svg(analysis=variant_analysis(variant=submission.variant), highlight=highlight,
                      title=_title(document_part, part), reveal=picture_reveal(submission=submission, user=user),
                      edge_notes=_edge_notes(document_part, highlight))

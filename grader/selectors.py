@@ -18,6 +18,7 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Membership
+from assignments.variants import params_for_student
 from grader.models import Result, Submission
 from grader.policy import (
     StudentPolicy,
@@ -27,7 +28,6 @@ from grader.policy import (
     is_opened,
     student_policy,
 )
-from grader.variants import params_for_student
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STUDENT_ERROR = "Grading failed for a reason on our side. This attempt was not counted; please submit again."
@@ -64,8 +64,8 @@ class AssignmentRow:
         return [
             {"key": p.key, "kind": p.kind, "points": p.points, "prompt": p.prompt,
              "hint": p.hint if self.hints_shown else "",
-             "options": p.config.get("options", []) if p.kind == "choice" else [],
-             "multiple": bool(p.config.get("multiple")) if p.kind == "choice" else False}
+             "options": list(p.choice.options) if p.kind == "choice" else [],
+             "multiple": p.choice.multiple if p.kind == "choice" else False}
             for p in self.assignment.parts.all()
         ]
 
@@ -124,6 +124,12 @@ def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
     return {name: params[name] for name in sorted(assignment.variant_ranges)}
 
 
+def assignment_visible(*, user: User, slug: str) -> Assignment | None:
+    """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
+    needs, without the per-student figures of a row."""
+    return assignments_visible(user=user).filter(slug=slug).prefetch_related("parts").first()
+
+
 def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
     rows = assignment_rows(user=user, slug=slug)
     return rows[0] if rows else None
@@ -143,7 +149,10 @@ def submissions_visible(*, user: User) -> QuerySet[Submission]:
 
 
 def submission_visible(*, user: User, submission_id: int) -> Submission | None:
-    return submissions_visible(user=user).filter(id=submission_id).first()
+    """One's own submission by the short query (what every status poll asks), else through the staff rule."""
+    own = Submission.objects.select_related("assignment", "result", "student").filter(
+        id=submission_id, student_id=user.pk).first()
+    return own or submissions_visible(user=user).filter(id=submission_id).first()
 
 
 def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submission]:

@@ -15,15 +15,24 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 
+from assignments.answer_grading import Graded, answers_grade, wrong_highlight
+from assignments.answer_parsing import answers_parse
 from assignments.models import Assignment, Membership, Variant
+from assignments.reference import ReferenceError
+from assignments.variants import params_for_student, variant_id_for, variant_ready
 from grader.fairness import CODE, NUMERIC, held_release, lane_of, queue_name, students_with_held
-from grader.grading import Graded, answers_grade, answers_parse, wrong_highlight
 from grader.models import Result, Submission
-from grader.policy import PolicyError, RateLimited, _now, attempts_left, extra_attempts, window_at
-from grader.reference import ReferenceError
-from grader.variants import params_for_student, variant_ready, variant_row
+from grader.policy import (
+    PolicyError,
+    RateLimited,
+    _now,
+    attempts_left,
+    extension_of,
+    extra_attempts,
+    window_at,
+)
 from lti.scores import lti_score_publish_later
 
 log = logging.getLogger(__name__)
@@ -38,22 +47,23 @@ def submission_create(
     Raises AnswerErrors (unreadable answers, no attempt used) or PolicyError.
     """
     answers_parse(assignment=assignment, answers=answers, code=code)
-    window = window_at(assignment=assignment, student_id=student.pk)
+    extension = extension_of(assignment=assignment, student_id=student.pk)
+    window = window_at(assignment=assignment, student_id=student.pk, extension=extension)
     if not window.is_open:
         raise PolicyError(window.reason)
     params = params_for_student(assignment=assignment, student_id=student.pk)
-    variant = variant_row(assignment=assignment, params=params)
+    variant_id = variant_id_for(assignment=assignment, params=params)
     with transaction.atomic():
         _lock_membership(student=student, assignment=assignment)
-        used = attempts_used(student=student, assignment=assignment)
-        extra = extra_attempts(assignment=assignment, student_id=student.pk)
-        if attempts_left(assignment=assignment, used=used, extra=extra) == 0:
+        counts = _recent_counts(student=student, assignment=assignment)
+        extra = extra_attempts(assignment=assignment, student_id=student.pk, extension=extension)
+        if attempts_left(assignment=assignment, used=counts["used"], extra=extra) == 0:
             raise PolicyError(f"You have used all {(assignment.max_attempts or 0) + extra} attempts.")
-        _check_rate(student=student, assignment=assignment)
+        _check_rate(assignment=assignment, counts=counts)
         lane = lane_of(code=code)
         submission = Submission.objects.create(
-            student=student, assignment=assignment, variant=variant, answers=dict(answers), code=dict(code),
-            attempt=used + 1, lane=lane, enqueued_at=_now() if lane == NUMERIC else None,
+            student=student, assignment=assignment, variant_id=variant_id, answers=dict(answers), code=dict(code),
+            attempt=counts["used"] + 1, lane=lane, enqueued_at=_now() if lane == NUMERIC else None,
         )
         if lane == NUMERIC:
             transaction.on_commit(lambda: _enqueue(submission.id, NUMERIC))
@@ -65,18 +75,26 @@ def submission_create(
 
 def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> None:
     """Serialises a student's submissions so attempt numbers never collide."""
-    locked = Membership.objects.select_for_update().filter(user=student, course=assignment.course)
+    locked = Membership.objects.select_for_update().filter(user=student, course_id=assignment.course_id)
     if not locked.exists():
         raise PolicyError("You are not enrolled in the course of this assignment.")
 
 
-def _check_rate(*, student: AbstractBaseUser, assignment: Assignment) -> None:
+def _recent_counts(*, student: AbstractBaseUser, assignment: Assignment) -> dict[str, int]:
+    """In one query: attempts used on this assignment, and submissions in the last minute overall and on it."""
+    recent = Q(created_at__gte=_now() - timedelta(minutes=1))
+    here = Q(assignment=assignment)
+    return Submission.objects.filter(student=student).aggregate(
+        used=Count("id", filter=here & Q(attempt__isnull=False)), recent=Count("id", filter=recent),
+        recent_here=Count("id", filter=recent & here))
+
+
+def _check_rate(*, assignment: Assignment, counts: dict[str, int]) -> None:
     """At most GRADER_RATE_LIMIT submissions per student per minute over all assignments, and at most the
     assignment's own rate limit on it when it sets one (0 or empty: none of its own)."""
-    recent = Submission.objects.filter(student=student, created_at__gte=_now() - timedelta(minutes=1))
-    own = recent.filter(assignment=assignment)
-    for limit, rows in ((settings.GRADER_RATE_LIMIT, recent), (assignment.rate_limit, own)):
-        if limit and rows.count() >= limit:
+    limits = ((settings.GRADER_RATE_LIMIT, counts["recent"]), (assignment.rate_limit, counts["recent_here"]))
+    for limit, count in limits:
+        if limit and count >= limit:
             from grader.metrics import throttled_count
 
             throttled_count(reason="rate")
@@ -120,7 +138,7 @@ def submission_grade(*, submission_id: int) -> None:
     if token is None:
         log.info("submission %s is not queued (graded or claimed elsewhere); skipping", submission_id)
         return
-    submission = Submission.objects.select_related("assignment", "variant").get(id=submission_id)
+    submission = _grading_row(submission_id=submission_id)
     started = time.monotonic()
     try:
         try:
@@ -142,10 +160,20 @@ def submission_grade(*, submission_id: int) -> None:
             _release(submission.student_id)
 
 
+def _grading_row(*, submission_id: int) -> Submission:
+    """The submission with what grading reads, in two queries: its assignment (without the draft) and
+    parts, its variant without the analyses (parsed once per process, assignments/variants.py)."""
+    return (Submission.objects.select_related("assignment", "variant")
+            .defer("assignment__draft", "variant__analysis", "variant__point_analyses")
+            .prefetch_related("assignment__parts")
+            .get(id=submission_id))
+
+
 def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
     if submission.variant is None:
         raise ReferenceError("the submission has no variant")
-    variant = variant_ready(variant=submission.variant)  # the current reference, at the student's values
+    # the current reference, at the student's values
+    variant = variant_ready(variant=submission.variant, assignment=submission.assignment)
     graded = answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
                            code=submission.code, show_expected=True)
     return graded, variant
@@ -174,15 +202,15 @@ def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
 def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant) -> None:
     fields = result_fields(submission=submission, graded=graded)
     with transaction.atomic():
-        owned = Submission.objects.select_for_update().filter(id=submission.id, claim=token,
-                                                              status=Submission.Status.RUNNING)
-        if not owned.exists():
-            return  # the sweeper handed the row to another run; its result wins
-        if not Result.objects.filter(submission_id=submission.id).update(**fields):  # idempotent rewrite
-            Result.objects.create(submission_id=submission.id, **fields)
         graded_at = _now()
-        owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant)  # the one graded with
-        transaction.on_commit(lambda: lti_score_publish_later(submission_id=submission.id))  # LMS gradebook (AGS)
+        owned = Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING)
+        if not owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant):
+            return  # the sweeper handed the row to another run; its result wins
+        Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
+            [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],
+            update_fields=list(fields))
+        transaction.on_commit(lambda: lti_score_publish_later(  # the LMS gradebook (AGS)
+            submission_id=submission.id, student_id=submission.student_id))
     _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
 
 

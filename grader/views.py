@@ -17,8 +17,8 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from assignments.answer_parsing import AnswerErrors
 from grader.forms import ACCEPTED_FORMATS, AnswerForm
-from grader.grading import AnswerErrors
 from grader.models import Submission
 from grader.policy import PolicyError
 from grader.selectors import (

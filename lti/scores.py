@@ -24,9 +24,14 @@ log = logging.getLogger(__name__)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 
-def lti_score_publish_later(*, submission_id: int) -> None:
-    """Queue the student's counted score for every LMS link of the assignment. Never raises."""
+def lti_score_publish_later(*, submission_id: int, student_id: int) -> None:
+    """Queue the student's counted score for every LMS link of the assignment. Never raises.
+
+    A student who never arrived from an LMS has nothing to publish: one cheap query, no transaction
+    (the common case, run after every graded submission)."""
     try:
+        if not LtiUser.objects.filter(auth_user_id=student_id).exists():
+            return
         for delivery_id in score_deliveries_update(submission_id=submission_id):
             _enqueue(delivery_id)
     except Exception:  # grading has committed; a publishing bug must not surface there
@@ -60,7 +65,7 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
     links = _links_of(user_id=submission.student_id, assignment=submission.assignment)
     counted = counted_result(user_id=submission.student_id, assignment=submission.assignment) if links else None
     if counted is None:
-        return []  # not an LMS student of this assignment (the common case): two cheap queries
+        return []  # an LMS student, but not of a linked assignment
     changed = []
     for link, sub in links:
         fields = {"score_given": counted.score, "score_maximum": counted.max_score,

@@ -12,9 +12,9 @@ from django.core.management.base import CommandError
 
 from assignments.models import Assignment, Course
 from assignments.spec import spec_from_file
+from assignments.variants import variant_get, variant_points
 from assignments.vetting import assignment_vet
 from chainrule.evaluation_points import kink_sides
-from grader.variants import variant_get, variant_points
 
 pytestmark = pytest.mark.django_db
 

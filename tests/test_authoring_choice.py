@@ -6,10 +6,11 @@ import json
 
 import pytest
 
+from assignments.answer_grading import answers_grade
+from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment
+from assignments.variants import variant_get
 from grader.forms import AnswerForm
-from grader.grading import AnswerErrors, answers_grade, answers_parse
-from grader.variants import variant_get
 
 pytestmark = pytest.mark.django_db
 FACTORS = ["x → mul → add → z (first factor)", "x → mul → add → z (second factor)"]

@@ -84,6 +84,12 @@ def test_loading_twice_changes_nothing() -> None:
          "parts[0].config.returns", "function mode"),
         (_part(kind="code", key="p", config={"mode": "function", "function": "f", "args": [["x0"]],
                                              "returns": ["x.grad"]}), "parts[0].config.args", "parameters"),
+        (_part(config={"of": "x.grad"}), "parts[0].config.of", "numeric parts take no config"),
+        (_part(kind="code", key="p", config={"mode": "function", "function": "f", "args": ["x0"],
+                                             "returns": ["x.grad"], "forbid_autograd": "yes"}),
+         "parts[0].config.forbid_autograd", "true or false"),
+        (_part(kind="code", key="p", config={"mode": "program", "reads": ["x.grad"], "starter": 3}),
+         "parts[0].config.starter", "must be a string"),
     ],
 )
 def test_it_names_the_field_and_problem_of_a_bad_file(data: dict[str, object], field: str, problem: str) -> None:

@@ -289,8 +289,8 @@ def students_view() -> tuple[dict[str, Any], dict[str, Any]]:
     """Per assignment (seed catalog and corpus): what the student sees, and the seed analysis."""
     from assignments.models import Assignment
     from assignments.spec import spec_from_file
+    from assignments.variants import variant_get
     from chainrule import Analysis
-    from grader.variants import variant_get
     from tests.message_words import seen_by_student
 
     files = [*sorted((Path(__file__).parents[1] / "assignments" / "catalog").glob("*.toml")),

@@ -145,6 +145,15 @@ def test_frame_ancestors_follow_the_setting_and_the_hook(student: Any, settings:
     assert "frame-ancestors 'self' https://lms.example.edu https://canvas.example.org" in policy
 
 
+@pytest.mark.django_db
+def test_the_json_api_is_not_offered_to_lms_frames(student: Any, settings: Any) -> None:
+    settings.GRADER_FRAME_ANCESTORS_HOOK = "tests.test_hardening.lti_platforms"
+    response = api(student).get("/api/v1/assignments/")
+    assert response.status_code == 200
+    assert "frame-ancestors 'self';" in response["Content-Security-Policy"] + ";"
+    assert "canvas.example.org" not in response["Content-Security-Policy"]
+
+
 def lti_platforms(request: Any) -> list[str]:
     return ["https://canvas.example.org", "https://lms.example.edu"]
 
@@ -172,7 +181,7 @@ def test_hsts_is_sent_on_https(student: Any) -> None:
 
 
 def test_markdown_loads_no_off_site_images() -> None:
-    from grader.templatetags.statement import markdown
+    from assignments.templatetags.statement import markdown
 
     html = markdown("![t](https://tracker.example/p.png) ![p](//cdn.example/p.png) ![d](data:image/png;base64,AA) "
                     "![ok](/static/img/graph.png)")

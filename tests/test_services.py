@@ -159,7 +159,7 @@ def create_for(person: Person, slug: str, answers: dict[str, str]) -> Submission
 def test_drawn_values_keep_the_type_and_shape_of_the_defaults() -> None:
     import random
 
-    from grader.variants import _draw
+    from assignments.variants import _draw
 
     rng = random.Random(1)
     assert isinstance(_draw(rng, {"min": 1, "max": 4}, 2.0), float)

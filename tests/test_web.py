@@ -207,7 +207,7 @@ def test_healthz_reports_database_and_broker_without_login(client: Client) -> No
 
 @pytest.mark.django_db
 def test_healthz_names_an_unreachable_sandbox(client: Client, settings: Any, tmp_path: Any) -> None:
-    settings.GRADER_REFERENCE_RUNNER = "grader.reference.SandboxRunner"
+    settings.GRADER_REFERENCE_RUNNER = "assignments.reference.SandboxRunner"
     settings.SANDBOX_SOCKET = str(tmp_path / "nobody-listens.sock")
     response = client.get("/healthz")
     assert response.json()["sandbox"].startswith("unreachable")

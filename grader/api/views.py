@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from assignments.answer_parsing import AnswerErrors
 from grader.api.parsers import BoundedJSONParser
 from grader.api.serializers import (
     AssignmentDetailSerializer,
@@ -25,13 +26,14 @@ from grader.api.serializers import (
     SubmissionSerializer,
 )
 from grader.api.staff_views import STAFF_FILTERS, staff_submissions
-from grader.grading import AnswerErrors
+from grader.models import Submission
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
     AssignmentRow,
     assignment_row,
     assignment_rows,
+    assignment_visible,
     is_instructor,
     submission_visible,
     submissions_mine,
@@ -99,12 +101,14 @@ class SubmissionCollection(APIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        row = _row_or_404(request, slug)
+        assignment = assignment_visible(user=request.user, slug=slug)
+        if assignment is None:
+            raise Http404("No such assignment in your courses.")
         body = SubmissionCreateSerializer(data=request.data)
         if not body.is_valid():
             return Response({"errors": _flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
         try:
-            submission = submission_create(student=request.user, assignment=row.assignment,
+            submission = submission_create(student=request.user, assignment=assignment,
                                            answers=body.validated_data["answers"], code=body.validated_data["code"])
         except AnswerErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
@@ -124,8 +128,10 @@ class SubmissionDetail(APIView):
         submission = submission_visible(user=request.user, submission_id=pk)
         if submission is None:
             raise Http404("No such submission.")
-        context = {"request": request, "show_expected": is_instructor(user=request.user,
-                                                                      assignment=submission.assignment)}
+        # A pending submission shows neither a result nor an error: polls skip the staff check.
+        finished = submission.status in (Submission.Status.GRADED, Submission.Status.ERROR)
+        staff = finished and is_instructor(user=request.user, assignment=submission.assignment)
+        context = {"request": request, "show_expected": staff}
         return Response(SubmissionSerializer(submission, context=context).data)
 
 

@@ -13,14 +13,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from assignments.authored_checks import authored_mismatches
 from assignments.catalog_check import catalog_check
 from assignments.catalog_export import COURSE_FILE
 from assignments.models import Course
+from assignments.reference import ReferenceError
 from assignments.services import assignment_upsert, course_demo
 from assignments.spec import CatalogError, spec_from_file
-from grader.grading import expected_mismatches, formula_mismatches
-from grader.reference import ReferenceError
-from grader.variants import variant_get
+from assignments.variants import variant_get
 
 
 class Command(BaseCommand):
@@ -100,8 +100,7 @@ def _load_one(path: Path, *, course: Any, check: bool) -> str:
             except ReferenceError as exc:
                 raise CatalogError(spec.path, "reference", str(exc)) from None
             try:
-                problems = expected_mismatches(assignment=assignment, analysis=variant.analysis_data())
-                problems += formula_mismatches(assignment=assignment, variant=variant)
+                problems = authored_mismatches(assignment=assignment, variant=variant)
             except ReferenceError as exc:
                 raise CatalogError(spec.path, "reference", str(exc)) from None
             if problems:

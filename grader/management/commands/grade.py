@@ -12,11 +12,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from assignments.answer_grading import answers_grade, graded_svg
+from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment
+from assignments.reference import ReferenceError
+from assignments.variants import variant_analysis, variant_get
 from grader.feedback_text import document_as_text
-from grader.grading import AnswerErrors, answers_grade, answers_parse, graded_svg
-from grader.reference import ReferenceError
-from grader.variants import variant_get
 
 MAX_ARG = 100_000
 
@@ -47,7 +48,7 @@ class Command(BaseCommand):
             raise CommandError(f"grading {assignment.slug} failed: {exc}", returncode=2) from None
         if options["svg"]:
             try:
-                options["svg"].write_text(graded_svg(analysis_data=variant.analysis_data(), graded=graded))
+                options["svg"].write_text(graded_svg(analysis=variant_analysis(variant=variant), graded=graded))
             except OSError as exc:
                 raise CommandError(f"cannot write {options['svg']}: {exc.strerror}", returncode=2) from None
         if options["json"]:

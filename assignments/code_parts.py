@@ -13,10 +13,11 @@ from typing import Any
 from django.conf import settings
 
 from assignments.models import Part
+from assignments.part_config import CodeConfig
+from assignments.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 from chainrule import Diagnosis, Highlight
 from chainrule.answers.code_grading import grade_code
 from chainrule.code.harness import harness_source
-from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 MAX_CODE_CHARS = 50_000
 
@@ -32,10 +33,10 @@ def code_parts_diagnoses(*, parts: list[Part], sources: dict[str, str], points: 
     those run where torch does not exist). Raises ReferenceError when the sandbox is unavailable."""
     outputs: dict[str, Any] = {}
     for without_torch in (False, True):
-        group = [part for part in parts if by_hand(part.config) == without_torch]
+        group = [part for part in parts if part.code.by_hand == without_torch]
         if not group:
             continue
-        jobs = [_job(config=part.config, source=sources[part.key], points=points) for part in group]
+        jobs = [_job(config=part.code, source=sources[part.key], points=points) for part in group]
         reports = _run_harness(job=jobs[0] if len(jobs) == 1 else {"parts": jobs}, without_torch=without_torch)
         if len(jobs) == 1:
             reports = {"parts": [reports]}
@@ -47,32 +48,25 @@ def code_parts_diagnoses(*, parts: list[Part], sources: dict[str, str], points: 
 
 
 def _graded(*, part: Part, source: str, output: Any, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
-    config = part.config
-    returns = config.get("returns") if config["mode"] == "function" else None
+    config = part.code
+    returns = list(config.returns) if config.mode == "function" else None
     diagnoses = grade_code(
-        harness_output=output, analyses=analyses, points=points, parts=list(returns or config["reads"]),
-        returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.get("reference_error"),
-        source=source, function=config.get("function"), signature=config.get("signature"),
+        harness_output=output, analyses=analyses, points=points, parts=config.keys_read(part.key),
+        returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.reference_error,
+        source=source, function=config.function or None, signature=config.signature or None,
     )
     return combined_diagnosis(key=part.key, diagnoses=diagnoses)
 
 
-def _job(*, config: dict[str, Any], source: str, points: list[dict[str, Any]]) -> dict[str, Any]:
-    job: dict[str, Any] = {"mode": config["mode"], "source": source, "points": points}
-    if config["mode"] == "function":
-        job.update(function=config["function"], args=config["args"], returns=len(config["returns"]),
-                   arg_type=config.get("arg_type", "float"), forbid_autograd=config.get("forbid_autograd", False),
-                   signature=config.get("signature", f"{config['function']}(…)"))
+def _job(*, config: CodeConfig, source: str, points: list[dict[str, Any]]) -> dict[str, Any]:
+    job: dict[str, Any] = {"mode": config.mode, "source": source, "points": points}
+    if config.mode == "function":
+        job.update(function=config.function, args=list(config.args), returns=len(config.returns),
+                   arg_type=config.arg_type, forbid_autograd=config.forbid_autograd,
+                   signature=config.shown_signature)
     else:
-        job["reads"] = config["reads"]
+        job["reads"] = list(config.reads)
     return job
-
-
-def by_hand(config: dict[str, Any]) -> bool:
-    """A function part on plain floats that forbids autograd runs where torch does not exist:
-    no `.backward()`, `torch.autograd` or torch internals to reach for, whatever the code tries."""
-    return bool(config["mode"] == "function" and config.get("forbid_autograd")
-                and config.get("arg_type", "float") == "float")
 
 
 def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:

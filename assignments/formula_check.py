@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from django.conf import settings
 
+from assignments.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 from chainrule.answers.formula_job import CHECK_JOB, equivalence_request
 from chainrule.answers.formula_parse import Formula
-from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 CPU_SECONDS = 2.0
 WALL_SECONDS = 4.0

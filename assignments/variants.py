@@ -10,19 +10,26 @@ import re
 import tokenize
 from typing import Any
 
-from django.db import IntegrityError
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from assignments.models import Assignment, Part, Variant
-from assignments.part_config import reference_keys
+from assignments.analysis_cache import Lru
+from assignments.models import Assignment, Variant
+from assignments.part_config import CodeConfig, SymbolicConfig, reference_keys
+from assignments.reference import ReferenceError, get_runner
 from chainrule import Analysis
 from chainrule.evaluation_points import evaluation_points, usable_points
-from grader.reference import ReferenceError, get_runner
 
 ANALYSIS_VERSION = 8  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 MIRRORED_POINTS = 3  # drawn with signs flipped, kept only to reach the other side of a kink
+
+# Per process: parsed analyses by Variant.cache_key, and variant ids by (assignment, reference hash).
+_ANALYSES: Lru[tuple[Any, ...], Analysis] = Lru(settings.GRADER_ANALYSIS_CACHE_SIZE)
+_POINTS: Lru[tuple[Any, ...], tuple[list[dict[str, Any]], list[Analysis]]] = Lru(settings.GRADER_ANALYSIS_CACHE_SIZE)
+_VARIANT_IDS: Lru[tuple[int, str], int] = Lru(10 * settings.GRADER_ANALYSIS_CACHE_SIZE)
 
 
 def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
@@ -35,7 +42,7 @@ def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
 
 def assignment_keys(assignment: Assignment) -> list[str]:
     """What the reference analysis reads: numeric keys, symbolic `of`, code returns/reads."""
-    return reference_keys([(p.key, p.kind, p.config) for p in assignment.parts.all()])
+    return reference_keys([(p.key, p.kind_config) for p in assignment.parts.all()])
 
 
 def params_for_student(*, assignment: Assignment, student_id: int | None) -> dict[str, Any]:
@@ -67,32 +74,60 @@ def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     Raises ReferenceError when the reference program fails (stored on the variant too).
     """
     digest = reference_hash(assignment=assignment, params=params)
-    return _ready(_variant_row(assignment=assignment, params=params, digest=digest))
+    return _ready(_variant_row(assignment=assignment, params=params, digest=digest), assignment)
 
 
-def variant_ready(*, variant: Variant) -> Variant:
+def variant_ready(*, variant: Variant, assignment: Assignment | None = None) -> Variant:
     """This variant's parameters under the CURRENT reference, with its seed analysis computed.
 
     A submission made before the instructor changed the reference is graded with the new one,
     and an old row never caches the analysis of a program other than the one it is keyed by.
+    `assignment` saves a query when the caller holds it (with its parts prefetched).
     Raises ReferenceError when the reference fails.
     """
-    digest = reference_hash(assignment=variant.assignment, params=variant.params)
+    assignment = assignment or variant.assignment
+    digest = reference_hash(assignment=assignment, params=variant.params)
     if digest != variant.reference_hash:
-        variant = _variant_row(assignment=variant.assignment, params=variant.params, digest=digest)
-    return _ready(variant)
+        variant = _variant_row(assignment=assignment, params=variant.params, digest=digest)
+    return _ready(variant, assignment)
 
 
-def _ready(variant: Variant) -> Variant:
+def _ready(variant: Variant, assignment: Assignment) -> Variant:
+    variant.assignment = assignment  # the caller's row, parts prefetched: computing reads them
+    key = variant.cache_key
+    if key is not None and _ANALYSES.get(key) is not None:
+        return variant  # computed and parsed in this process before: the analysis column stays unread
     if variant.analysis is None:
         _variant_compute(variant=variant)
     return variant
 
 
-def variant_row(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
-    """The variant row for these parameters, without computing its analysis."""
+def variant_analysis(*, variant: Variant) -> Analysis:
+    """The parsed seed analysis of a ready variant (variant_get / variant_ready), parsed once per process."""
+    key = variant.cache_key
+    analysis = _ANALYSES.get(key) if key is not None else None
+    if analysis is None:
+        analysis = Analysis.from_json(variant.analysis_data())
+        if key is not None:
+            _ANALYSES.put(key, analysis)
+    return analysis
+
+
+def variant_id_for(*, assignment: Assignment, params: dict[str, Any]) -> int:
+    """The id of the variant row for these parameters (created if needed), without computing its analysis.
+
+    Remembered per process: a row, once committed, keeps its id for its (assignment, hash). Not
+    remembered inside a transaction, which may still roll the row back (previews do).
+    """
     digest = reference_hash(assignment=assignment, params=params)
-    return _variant_row(assignment=assignment, params=params, digest=digest, light=True)
+    key = (assignment.pk, digest)
+    known = _VARIANT_IDS.get(key)
+    if known is not None:
+        return known
+    variant = _variant_row(assignment=assignment, params=params, digest=digest, light=True)
+    if not transaction.get_connection().in_atomic_block:
+        _VARIANT_IDS.put(key, variant.pk)
+    return variant.pk
 
 
 def _variant_row(*, assignment: Assignment, params: dict[str, Any], digest: str, light: bool = False) -> Variant:
@@ -120,12 +155,20 @@ def _variant_compute(*, variant: Variant) -> None:
 
 
 def variant_points(*, variant: Variant) -> tuple[list[dict[str, Any]], list[Analysis]]:
-    """The seed point and several random points with their analyses, computed once per variant."""
+    """The seed point and several random points with their analyses, computed once per variant
+    and parsed once per process."""
+    key = variant.cache_key
+    known = _POINTS.get(key) if key is not None else None
+    if known is not None:
+        return known
     if variant.point_analyses is None:
         _points_compute(variant=variant)
     assert variant.point_analyses is not None
     data = variant.point_analyses
-    return data["points"], [Analysis.from_json(item) for item in data["analyses"]]
+    points = (data["points"], [Analysis.from_json(item) for item in data["analyses"]])
+    if key is not None:
+        _POINTS.put(key, points)
+    return points
 
 
 def _points_compute(*, variant: Variant) -> None:
@@ -147,20 +190,23 @@ def _varied(assignment: Assignment) -> list[str] | None:
     """Only the parameters that formulas, functions and programs take vary between points; the rest
     (e.g. a seed vector the statement fixes to ones) keep their values."""
     names: list[str] = []
-    for part in assignment.parts.exclude(kind=Part.Kind.NUMERIC):
-        names.extend(part.config.get("variables", {}).values())
-        names.extend(part.config.get("args", []))
-        names.extend(_program_params(part, assignment.params))
+    for part in assignment.parts.all():
+        config = part.kind_config
+        if isinstance(config, SymbolicConfig):
+            names.extend(config.variables.values())
+        elif isinstance(config, CodeConfig):
+            names.extend(config.args)
+            names.extend(_program_params(config, assignment.params))
     return sorted(set(names)) or None
 
 
-def _program_params(part: Part, params: dict[str, Any]) -> list[str]:
+def _program_params(config: CodeConfig, params: dict[str, Any]) -> list[str]:
     """A program or fix part's `vary`, else the parameters its starter code uses."""
-    if part.config.get("mode") not in ("program", "fix"):
+    if config.mode not in ("program", "fix"):
         return []
-    if "vary" in part.config:
-        return list(part.config["vary"])
-    return [name for name in params if name in _names_in(part.config.get("starter", ""))]
+    if config.vary is not None:
+        return list(config.vary)
+    return [name for name in params if name in _names_in(config.starter)]
 
 
 def _names_in(source: str) -> set[str]:
