@@ -149,16 +149,20 @@ def assignment_duplicate(*, assignment: Assignment, slug: str, title: str) -> As
 
 
 def assignment_delete(*, assignment: Assignment) -> str:
-    """Delete an assignment nobody submitted to; archive (hide, keep every submission) one with submissions."""
+    """Delete an assignment nobody submitted to; archive one with submissions: hidden from students
+    and exports, every submission and result kept, published or not as it was (for a restore)."""
     if assignment.submissions.exists():
-        Assignment.objects.filter(pk=assignment.pk).update(archived_at=timezone.now(), published=False)
+        Assignment.objects.filter(pk=assignment.pk).update(archived_at=timezone.now())
         return "archived"
     assignment.delete()
     return "deleted"
 
 
-def assignment_restore(*, assignment: Assignment) -> None:
+def assignment_restore(*, assignment: Assignment) -> Assignment:
+    """Bring an archived assignment back as it was when archived, with all its submissions."""
     Assignment.objects.filter(pk=assignment.pk).update(archived_at=None)
+    assignment.refresh_from_db()
+    return assignment
 
 
 def catalog_import(*, course: Course, documents: list[tuple[str, dict[str, Any]]]) -> list[Assignment]:

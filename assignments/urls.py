@@ -19,6 +19,7 @@ urlpatterns = [
     path("assignments/<slug:slug>/publish/", authoring.assignment_publish, name="staff-assignment-publish"),
     path("assignments/<slug:slug>/duplicate/", authoring.assignment_duplicate, name="staff-assignment-duplicate"),
     path("assignments/<slug:slug>/delete/", authoring.assignment_delete, name="staff-assignment-delete"),
+    path("assignments/<slug:slug>/restore/", authoring.assignment_restore, name="staff-assignment-restore"),
     path("assignments/<slug:slug>/export.toml", authoring.assignment_export, name="staff-assignment-export"),
     path("assignments/<slug:slug>/extensions/", authoring.assignment_extensions, name="staff-assignment-extensions"),
     path("", include("courseops.urls")),  # roster, gradebook, analytics, regrades (COURSEOPS)

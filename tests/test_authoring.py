@@ -136,6 +136,31 @@ def test_delete_archives_an_assignment_with_submissions_and_keeps_them(instructo
     assert not Assignment.objects.filter(slug=other).exists()
 
 
+def test_an_archived_assignment_is_restored_from_the_course_page_with_its_submissions(
+        instructor: Any, student: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("restore")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    kept = Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, attempt=1)
+    assert client.post(f"/staff/assignments/{slug}/delete/").status_code == 302
+    assert logged_in(student).get(f"/assignments/{slug}/").status_code == 404
+
+    course_page = client.get("/staff/courses/autograd-101/").content.decode()
+    archived = course_page[course_page.index("<h2>Archived</h2>"):]
+    assert slug in archived and "1 submission" in archived and f"/staff/assignments/{slug}/restore/" in archived
+    assert "Restore" in client.get(f"/staff/assignments/{slug}/edit/").content.decode()
+    assert logged_in(student).post(f"/staff/assignments/{slug}/restore/").status_code == 403
+
+    restored = client.post(f"/staff/assignments/{slug}/restore/", follow=True)
+    assert f"{slug} restored as published (v1), with its 1 submission(s)." in restored.content.decode()
+    history = logged_in(student).get(f"/assignments/{slug}/submissions/")
+    assert history.status_code == 200 and f"/submissions/{kept.id}/" in history.content.decode()
+    assert "<h2>Archived</h2>" not in client.get("/staff/courses/autograd-101/").content.decode() or \
+        slug not in client.get("/staff/courses/autograd-101/").content.decode().split("<h2>Archived</h2>")[1]
+
+
 def test_duplicate_makes_an_unpublished_copy_under_a_new_slug(instructor: Any) -> None:
     client = logged_in(instructor)
     slug = _slug("orig")

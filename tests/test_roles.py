@@ -50,7 +50,7 @@ def authoring_pages(course: Course) -> list[tuple[str, str]]:
     base = f"/staff/courses/{course.slug}"
     pages = [("get", f"{base}/assignments/new/"), ("post", f"{base}/staff/"), ("post", f"{base}/import/")]
     pages += [("get", f"/staff/assignments/{slug}/{page}/") for page in ("edit", "publish", "extensions")]
-    pages += [("post", f"/staff/assignments/{slug}/{page}/") for page in ("preview", "duplicate", "delete")]
+    pages += [("post", f"/staff/assignments/{slug}/{page}/") for page in ("preview", "duplicate", "delete", "restore")]
     return pages
 
 

@@ -191,6 +191,20 @@ def assignment_delete(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def assignment_restore(request: HttpRequest, slug: str) -> HttpResponse:
+    assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
+    if assignment.archived_at is None:
+        messages.error(request, f"{slug} is not archived.")
+    else:
+        restored = authoring.assignment_restore(assignment=assignment)
+        state = f"published (v{restored.version})" if restored.published else "a draft"
+        messages.success(request, f"{slug} restored as {state}, with its {restored.submissions.count()} "
+                                  "submission(s).")
+    return redirect("staff-assignment-edit", slug=slug)
+
+
+@login_required
 @require_GET
 def assignment_export(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
