@@ -9,7 +9,7 @@ import pytest
 
 from assignments.models import Assignment, AssignmentVersion
 from grader.models import Submission
-from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post
+from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post, preview_page
 from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
@@ -30,9 +30,7 @@ def test_an_instructor_creates_previews_tries_a_wrong_answer_and_publishes(instr
 
     # x.grad = y + 2x = 8.5 at (3, 2.5); forgetting the path through b gives y = 2.5.
     trial = {**form_post(slug=slug, **walk), "trial:x.grad": "2.5"}
-    preview = client.post(f"/staff/assignments/{slug}/preview/", trial)
-    page = preview.content.decode()
-    assert preview.status_code == 200, page[:2000]
+    page = preview_page(client, slug, trial)
     assert "8.5" in page and "<svg" in page
     assert "x → pow → add → z" in page  # a path with its contribution
     assert "Feedback space" in page and "missing path" in page
@@ -66,7 +64,7 @@ def test_a_reference_error_shows_the_instructors_own_line_number(instructor: Any
     slug = _slug("broken")
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
     post = form_post(slug=slug, reference=BROKEN_REFERENCE)
-    page = client.post(f"/staff/assignments/{slug}/preview/", post).content.decode()
+    page = preview_page(client, slug, post)
     assert "NameError" in page and "program line 2" in page
     assert '<span class="failing">  2  z = x * q</span>' in page
 
