@@ -199,3 +199,34 @@ def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, s
     assert version is not None and version.number == 1 and "x0 = 1.5" in version.catalog
     latest = version_graded_against(assignment_id=assignment.pk, graded_at=timezone.now())
     assert latest is not None and latest.number == 2 and "x0 = 2.5" in latest.catalog
+
+
+def test_the_feedback_space_covers_formula_parts_and_says_what_it_is_for_code(instructor: Any) -> None:
+    import html as html_lib
+    import re
+
+    client = logged_in(instructor)
+    slug = _slug("space")
+    walk = {"reference": WALKTHROUGH_REFERENCE, "params": "x0 = 3.0\ny0 = 2.5"}
+    parts = [{"key": "x.grad", "kind": "numeric"},
+             {"key": "dz_dx", "kind": "symbolic", "config": 'variables = { x = "x0", y = "y0" }\nof = "x.grad"'},
+             {"key": "grad_z", "kind": "code", "points": "2",
+              "config": 'mode = "function"\nfunction = "grad_z"\nargs = ["x0", "y0"]\nreturns = ["x.grad", "y.grad"]'
+                        '\nforbid_autograd = true'}]
+    assert client.post("/staff/courses/autograd-101/assignments/new/",
+                       form_post(slug=slug, parts=parts, **walk)).status_code == 302
+    # The trial: the formula y forgets the path through b = x², at every point.
+    page = html_lib.unescape(preview_page(client, slug, {**form_post(slug=slug, parts=parts, **walk),
+                                                         "trial:dz_dx": "y"}))
+    formula = page[page.index('aria-label="Part dz_dx"'):page.index('aria-label="Part grad_z"')]
+    assert "Value at the seed point" in formula and "x0 = 3.0, y0 = 2.5" in formula
+    row = re.search(r"<tr><td><code>2\.5</code></td><td>missing path</td><td>(.*?)</td></tr>", formula)
+    assert row, formula
+    trial = page[page.index("Trial: what the student gets"):]
+    trial_message = re.search(r'<code>dz_dx</code>.*?<p class="diagnosis">(.*?)</p>', trial, re.S)
+    assert trial_message and trial_message.group(1) == row.group(1)  # what the table promises is what a student gets
+    assert row.group(1).startswith("Your formula leaves out the path x → pow → add → z.")
+    assert "at all 6 points checked" in row.group(1)
+
+    code = page[page.index('aria-label="Part grad_z"'):]
+    assert "Code parts have no precomputed feedback space" in code and "x.grad, y.grad" in code
