@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignments.feedback_space import CHOICE_NOTE, Mistake, code_note, formula_mistakes, numeric_mistakes
-from assignments.models import Assignment, Part
+from assignments.models import Assignment, Part, Variant
 from assignments.part_answers import part_answer, part_reference_key
 from chainrule import Analysis, graph_svg
 from grader.grading import AnswerErrors, answers_grade, answers_parse, graded_svg
 from grader.reference import ReferenceError
-from grader.variants import variant_get, variant_points
+from grader.variants import variant_get
 
 LINE_RE = re.compile(r"program line (\d+)")
 
@@ -81,7 +81,7 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
     preview.trial_svg = graded_svg(analysis_data=variant.analysis_data(), graded=graded)
 
 
-def _part(part: Part, analysis: Analysis, variant: Any) -> PartPreview:
+def _part(part: Part, analysis: Analysis, variant: Variant) -> PartPreview:
     answer = part_answer(part, analysis)
     reference = analysis.parts.get(part_reference_key(part) or "")
     if part.kind == Part.Kind.CHOICE:
@@ -93,17 +93,9 @@ def _part(part: Part, analysis: Analysis, variant: Any) -> PartPreview:
     if part.kind == Part.Kind.NUMERIC:
         return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths,
                            mistakes=numeric_mistakes(analysis=analysis, part=part))
-    try:
-        points, analyses = variant_points(variant=variant)
-    except ReferenceError as exc:
-        return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths,
-                           note=f"No feedback space: the reference fails at the evaluation points ({exc}).")
-    return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths, seed_point=_seed_label(points[0]),
-                       mistakes=formula_mistakes(part=part, points=points, analyses=analyses))
-
-
-def _seed_label(point: dict[str, Any]) -> str:
-    return ", ".join(f"{name} = {value}" for name, value in point.items())
+    seed = ", ".join(f"{name} = {variant.params.get(param)}" for name, param in part.config["variables"].items())
+    return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths, seed_point=seed,
+                       mistakes=formula_mistakes(part=part, analysis=analysis, seed=variant.params))
 
 
 def _source_around(program: str, error: str) -> list[SourceLine]:

@@ -15,7 +15,7 @@ from assignments.access import course_for_staff_or_404
 from assignments.authoring_jobs import PENDING, WAIT, job_for_requester_or_404, job_overdue
 from assignments.models import AuthoringJob
 
-POLL_MS = 200
+POLL_MS = 100  # while a job is pending only; a preview takes a few hundred ms
 
 
 def job_context(job: AuthoringJob) -> dict[str, Any]:
