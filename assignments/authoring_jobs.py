@@ -1,4 +1,4 @@
-"""Authoring work out of the web request: a preview or an import is stored as a job, run by a worker
+"""Authoring work out of the web request: a preview, an import or an API publish is stored as a job, run by a worker
 on the maintenance lane (grader/fairness.py), and polled by the page until it is done or the
 page's bounded wait is over. A web request only validates, writes the row and enqueues.
 """
@@ -21,7 +21,8 @@ from assignments.models import Assignment, AuthoringJob, Course
 log = logging.getLogger(__name__)
 # How long a page polls before it says the job did not finish (a sandbox job is killed after 5 s;
 # an import vets up to 200 files one after another).
-WAIT = {AuthoringJob.Kind.PREVIEW: timedelta(seconds=60), AuthoringJob.Kind.IMPORT: timedelta(minutes=15)}
+WAIT = {AuthoringJob.Kind.PREVIEW: timedelta(seconds=60), AuthoringJob.Kind.IMPORT: timedelta(minutes=15),
+        AuthoringJob.Kind.PUBLISH: timedelta(minutes=2)}
 PENDING = (AuthoringJob.Status.QUEUED, AuthoringJob.Status.RUNNING)
 KEEP = timedelta(days=1)
 
@@ -72,9 +73,11 @@ def _finish(job_id: int, status: str, result: dict[str, Any], *, pending_only: b
 
 
 def _runner(kind: str) -> Callable[[AuthoringJob], dict[str, Any]]:
-    from assignments.authoring_runs import import_run, preview_run
+    from assignments.authoring_runs import import_run, preview_run, publish_run
 
-    return {AuthoringJob.Kind.PREVIEW: preview_run, AuthoringJob.Kind.IMPORT: import_run}[AuthoringJob.Kind(kind)]
+    runners = {AuthoringJob.Kind.PREVIEW: preview_run, AuthoringJob.Kind.IMPORT: import_run,
+               AuthoringJob.Kind.PUBLISH: publish_run}
+    return runners[AuthoringJob.Kind(kind)]
 
 
 def job_for_requester_or_404(*, user: User, pk: int) -> AuthoringJob:

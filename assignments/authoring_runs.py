@@ -1,12 +1,13 @@
 """What an authoring job does in the worker (assignments/authoring_jobs.py): build a preview of the
-form as it was posted, or load uploaded catalog files. Each returns the JSON the page renders."""
+form as it was posted, load uploaded catalog files, or vet and publish. Each returns the JSON the
+page (or the API) shows."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from assignments.authoring import staged
+from assignments.authoring import PublishRefused, assignment_publish, staged
 from assignments.catalog_load import REFUSED, LoadOutcome, catalog_file_load
 from assignments.forms import catalog_from_json
 from assignments.models import AuthoringJob
@@ -35,3 +36,17 @@ def import_run(job: AuthoringJob) -> dict[str, Any]:
     outcomes += [catalog_file_load(name=name, raw=text.encode("utf-8"), course=job.course, user=job.requested_by,
                                    other_courses=False) for name, text in job.payload["files"]]
     return {"outcomes": [{**dataclasses.asdict(o), "summary": o.summary()} for o in outcomes]}
+
+
+def publish_run(job: AuthoringJob) -> dict[str, Any]:
+    """{"version": n}, {"refused": [{code, field, problem}, …]} (every open vetting reason) or {"errors": […]}."""
+    if job.assignment is None:
+        return {"error": "The assignment was deleted."}
+    try:
+        version = assignment_publish(assignment=job.assignment, user=job.requested_by,
+                                     justifications=job.payload.get("justifications", {}))
+    except PublishRefused as exc:
+        return {"refused": [dataclasses.asdict(reason) for reason in exc.reasons]}
+    except CatalogError as exc:
+        return {"errors": [f"{exc.field}: {exc.problem}"]}
+    return {"version": version.number}

@@ -172,12 +172,13 @@ class Extension(models.Model):
 
 
 class AuthoringJob(models.Model):
-    """Authoring work that runs reference programs (a preview, an import), done by a worker on the
-    maintenance lane while the page polls; only the instructor who asked sees it."""
+    """Authoring work that runs reference programs (a preview, an import, a publish from the API),
+    done by a worker on the maintenance lane while the page polls; only the instructor who asked sees it."""
 
     class Kind(models.TextChoices):
         PREVIEW = "preview"
         IMPORT = "import"
+        PUBLISH = "publish"
 
     class Status(models.TextChoices):
         QUEUED = "queued"
