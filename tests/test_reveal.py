@@ -19,7 +19,6 @@ from grader.models import Submission
 from grader.services import submission_create, submission_grade
 from tests.clients import api, keys_anywhere, logged_in
 
-pytestmark = pytest.mark.django_db
 REFERENCE = "x = torch.tensor(x0, requires_grad=True)\nz = 3 * x**2\nz.backward()\n"  # x.grad = 6x = 9 at 1.5
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -87,6 +86,7 @@ def _assert_shown(seen: dict[str, Any]) -> None:
     assert seen["answers_svg"].status_code == 200 and "x.grad = 9" in _texts(seen["answers_svg"].content)
 
 
+@pytest.mark.django_db
 def test_after_due_reveals_at_each_students_own_due_date(monkeypatch: pytest.MonkeyPatch, student: Any,
                                                          other_student: Any) -> None:
     now = timezone.now()
@@ -105,6 +105,7 @@ def test_after_due_reveals_at_each_students_own_due_date(monkeypatch: pytest.Mon
     _assert_shown({**_seen(other_student, assignment, theirs), "slug": assignment.slug})
 
 
+@pytest.mark.django_db
 def test_after_attempts_reveals_once_the_last_attempt_is_used(student: Any) -> None:
     assignment = _assignment(max_attempts=2, reveal="after_attempts")
     first = _graded_wrong(student, assignment)
@@ -113,6 +114,7 @@ def test_after_attempts_reveals_once_the_last_attempt_is_used(student: Any) -> N
     _assert_shown({**_seen(student, assignment, first), "slug": assignment.slug})
 
 
+@pytest.mark.django_db
 def test_after_close_waits_for_the_closing_date_not_the_due_date(monkeypatch: pytest.MonkeyPatch,
                                                                  student: Any) -> None:
     now = timezone.now()
@@ -125,6 +127,7 @@ def test_after_close_waits_for_the_closing_date_not_the_due_date(monkeypatch: py
     _assert_shown({**_seen(student, assignment, submission), "slug": assignment.slug})
 
 
+@pytest.mark.django_db
 def test_never_reveals_even_after_everything_closed(monkeypatch: pytest.MonkeyPatch, student: Any) -> None:
     now = timezone.now()
     assignment = _assignment(due_at=now + timedelta(hours=1), closes_at=now + timedelta(hours=2), max_attempts=1)
@@ -133,6 +136,7 @@ def test_never_reveals_even_after_everything_closed(monkeypatch: pytest.MonkeyPa
     _assert_hidden(_seen(student, assignment, submission))
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize(("policy", "problem"), [
     ({"reveal": "after_due", "due_at": "due"}, "while late submissions are still accepted"),
     ({"reveal": "after_due", "due_at": "due", "closes_at": "later"}, "while late submissions are still accepted"),
@@ -154,3 +158,27 @@ def test_vetting_names_a_reveal_that_leaks_to_late_submitters_or_never_happens(p
     reasons = policy_reasons(assignment=assignment)
     assert [problem in r.problem for r in reasons] == ([True] if problem else [])
     assert all(r.code == "reveal-policy:policy.reveal" for r in reasons)
+
+
+@pytest.mark.integration
+def test_a_student_who_never_submitted_gets_their_own_answers_computed_by_a_worker(live_db: None, worker: Any,
+                                                                                  student: Any) -> None:
+    import time
+
+    from grader.variants import params_for_student
+
+    past = timezone.now() - timedelta(hours=1)
+    assignment = _assignment(due_at=past, closes_at=past, reveal="after_due")
+    Assignment.objects.filter(pk=assignment.pk).update(variant_ranges={"x0": {"min": 1, "max": 4, "step": 0.5}})
+    assignment.refresh_from_db()
+    x0 = params_for_student(assignment=assignment, student_id=student.user.pk)["x0"]
+    client = logged_in(student)
+    assert "your values are being run now" in client.get(f"/assignments/{assignment.slug}/").content.decode()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        answers = api(student).get(f"/api/v1/assignments/{assignment.slug}/").json()["expected_answers"]
+        if answers is not None:
+            break
+        time.sleep(0.2)
+    assert answers == {"x.grad": pytest.approx(6 * x0)}  # d(3x²)/dx at this student's own x0
+    assert f"x0 = {x0}" in client.get(f"/assignments/{assignment.slug}/").content.decode()
