@@ -1,4 +1,5 @@
-"""Writes of the authoring pages: courses, staff, drafts, publishing, copies, archiving, import.
+"""Writes of the authoring pages: courses, staff, drafts, publishing, copies, archiving (imports:
+catalog_load.py).
 
 Preconditions: the caller checked the role with `assignments.access` (instructor of the course).
 A published assignment is never changed by a save: edits wait in `draft` until the next publish,
@@ -73,7 +74,7 @@ def assignment_create(*, course: Course, data: dict[str, Any]) -> Assignment:
 
 def assignment_save(*, assignment: Assignment, data: dict[str, Any]) -> Assignment:
     """Save edits: straight onto a never-published assignment, else into its draft. Raises CatalogError."""
-    spec = _spec_for(assignment, data)
+    spec = spec_for(assignment=assignment, data=data)
     if assignment.version == 0 and not assignment.published:
         with transaction.atomic():
             assignment_upsert(spec=spec, course=assignment.course)
@@ -84,7 +85,7 @@ def assignment_save(*, assignment: Assignment, data: dict[str, Any]) -> Assignme
     return assignment
 
 
-def _spec_for(assignment: Assignment, data: dict[str, Any]) -> AssignmentSpec:
+def spec_for(*, assignment: Assignment, data: dict[str, Any]) -> AssignmentSpec:
     spec = spec_from_data(data, path="form")
     if spec.slug != assignment.slug:
         raise CatalogError("form", "slug", "cannot change; duplicate the assignment to get a new slug")
@@ -97,7 +98,7 @@ def staged(*, assignment: Assignment, data: dict[str, Any] | None, work: Callabl
     try:
         with transaction.atomic():
             if data is not None:
-                assignment_upsert(spec=_spec_for(assignment, data), course=assignment.course)
+                assignment_upsert(spec=spec_for(assignment=assignment, data=data), course=assignment.course)
             staged_row = Assignment.objects.select_related("course").get(pk=assignment.pk)
             box.append(work(staged_row))
             raise _RollBack
@@ -117,23 +118,33 @@ def assignment_publish(
     """Vet the working copy and make it live as a new version. Raises PublishRefused listing every
     reason no justification accepts, or CatalogError."""
     data = working_catalog(assignment=assignment)
-    spec = _spec_for(assignment, data)
+    spec = spec_for(assignment=assignment, data=data)
     accepted = {**spec.accepted, **{k: v.strip() for k, v in justifications.items() if v.strip()}}
     reasons = assignment_vet_working(assignment=assignment)
     refused = reasons_open(reasons=reasons, accepted=accepted)
     if refused:
         raise PublishRefused(refused)
-    overrides = [{"code": r.code, "field": r.field, "problem": r.problem, "justification": accepted[r.code]}
-                 for r in reasons]
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         assignment_upsert(spec=spec, course=locked.course)
-        number = locked.version + 1
-        version = AssignmentVersion.objects.create(
-            assignment=locked, number=number, catalog=catalog_toml(data=data), overrides=overrides,
-            published_by=user, published_at=timezone.now(),
-        )
-        Assignment.objects.filter(pk=locked.pk).update(published=True, draft=None, version=number)
+        return version_record(assignment=locked, catalog=catalog_toml(data=data), user=user,
+                              overrides=overrides_of(reasons=reasons, accepted=accepted))
+
+
+def overrides_of(*, reasons: list[Reason], accepted: dict[str, str]) -> list[dict[str, str]]:
+    """What a version keeps of the vetting reasons its publisher accepted in writing."""
+    return [{"code": r.code, "field": r.field, "problem": r.problem, "justification": accepted[r.code]}
+            for r in reasons]
+
+
+def version_record(*, assignment: Assignment, catalog: str, user: AbstractBaseUser | None,
+                   overrides: list[dict[str, str]]) -> AssignmentVersion:
+    """Make the assignment's current rows live as its next version. Call inside a transaction
+    holding the assignment's row (select_for_update)."""
+    number = assignment.version + 1
+    version = AssignmentVersion.objects.create(assignment=assignment, number=number, catalog=catalog,
+                                               overrides=overrides, published_by=user, published_at=timezone.now())
+    Assignment.objects.filter(pk=assignment.pk).update(published=True, draft=None, version=number)
     return version
 
 
@@ -149,32 +160,20 @@ def assignment_duplicate(*, assignment: Assignment, slug: str, title: str) -> As
 
 
 def assignment_delete(*, assignment: Assignment) -> str:
-    """Delete an assignment nobody submitted to; archive (hide, keep every submission) one with submissions."""
+    """Delete an assignment nobody submitted to; archive one with submissions: hidden from students
+    and exports, every submission and result kept, published or not as it was (for a restore)."""
     if assignment.submissions.exists():
-        Assignment.objects.filter(pk=assignment.pk).update(archived_at=timezone.now(), published=False)
+        Assignment.objects.filter(pk=assignment.pk).update(archived_at=timezone.now())
         return "archived"
     assignment.delete()
     return "deleted"
 
 
-def assignment_restore(*, assignment: Assignment) -> None:
+def assignment_restore(*, assignment: Assignment) -> Assignment:
+    """Bring an archived assignment back as it was when archived, with all its submissions."""
     Assignment.objects.filter(pk=assignment.pk).update(archived_at=None)
-
-
-def catalog_import(*, course: Course, documents: list[tuple[str, dict[str, Any]]]) -> list[Assignment]:
-    """Create or update every assignment of the uploaded files in this course, all or nothing.
-    Raises CatalogError for the first bad file; a slug owned by another course is refused."""
-    specs = [spec_from_data(data, path=name) for name, data in documents]
-    with transaction.atomic():
-        loaded = []
-        for spec in specs:
-            existing = Assignment.objects.filter(slug=spec.slug).first()
-            if existing is not None and existing.course_id != course.pk:
-                raise CatalogError(spec.path, "slug", f"{spec.slug!r} belongs to another course")
-            loaded.append(assignment_upsert(spec=spec, course=course)[0])
-    return loaded
-
-
+    assignment.refresh_from_db()
+    return assignment
 
 
 def extension_set(*, assignment: Assignment, username: str, due_at: str, extra_attempts: str,

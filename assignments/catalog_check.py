@@ -37,13 +37,20 @@ def _file_reasons(path: Path) -> list[Reason]:
         with transaction.atomic():
             course, _ = Course.objects.get_or_create(slug="catalog-check", defaults={"title": "catalog check"})
             assignment, _ = assignment_upsert(spec=spec, course=course)
-            reasons = assignment_vet(assignment=assignment)
-            if not any(r.field == "reference" or r.code.startswith("no-tensor") for r in reasons):
-                reasons += _authored_mismatches(assignment)
+            reasons = assignment_reasons(assignment=assignment)
             raise _RollBack
     except _RollBack:
         pass
     return reasons_open(reasons=reasons, accepted=spec.accepted)
+
+
+def assignment_reasons(*, assignment: Assignment) -> list[Reason]:
+    """Vetting's reasons, and the authored `expected` values and formulas the reference contradicts
+    (codes `mismatch:…`). Runs the reference: call from a worker or a command, never a web request."""
+    reasons = assignment_vet(assignment=assignment)
+    if not any(r.field == "reference" or r.code.startswith("no-tensor") for r in reasons):
+        reasons += _authored_mismatches(assignment)
+    return reasons
 
 
 def _authored_mismatches(assignment: Assignment) -> list[Reason]:

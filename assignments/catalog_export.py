@@ -26,7 +26,17 @@ def assignment_catalog(*, assignment: Assignment) -> dict[str, Any]:
     }
     if assignment.variant_ranges:
         data["variants"] = dict(assignment.variant_ranges)
+    accepted = _accepted(assignment)
+    if accepted:
+        data["vetting"] = {"accept": accepted}
     return data
+
+
+def _accepted(assignment: Assignment) -> dict[str, str]:
+    """The vetting reasons the live version was published over, with their written justifications,
+    so an imported copy publishes on the same terms."""
+    latest = assignment.versions.order_by("-number").first()
+    return {o["code"]: o["justification"] for o in (latest.overrides if latest else []) if o.get("justification")}
 
 
 def _policy(assignment: Assignment) -> dict[str, Any]:

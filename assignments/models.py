@@ -215,3 +215,37 @@ class Extension(models.Model):
 
     def __str__(self) -> str:
         return f"{self.student} on {self.assignment.slug}"
+
+
+class AuthoringJob(models.Model):
+    """Authoring work that runs reference programs (a preview, an import, a publish from the API),
+    done by a worker on the maintenance lane while the page polls; only the instructor who asked sees it."""
+
+    class Kind(models.TextChoices):
+        PREVIEW = "preview"
+        IMPORT = "import"
+        PUBLISH = "publish"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="authoring_jobs")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, null=True, blank=True,
+                                   related_name="authoring_jobs")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                     related_name="authoring_jobs")
+    payload = models.JSONField(help_text="What to run: the form's catalog data and trial answers, or the files")
+    result = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "created_at"], name="authoring_job_status")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk} ({self.status})"

@@ -1,5 +1,6 @@
 """Live preview of an assignment: what the reference computes, what each typical mistake would
-answer and say, and a trial answer graded exactly as a student's would be.
+answer and say (assignments/feedback_space.py), and a trial answer graded exactly as a student's
+would be.
 
 Call inside `authoring.staged` (the working copy applied, rolled back afterwards).
 """
@@ -12,20 +13,14 @@ from typing import Any
 
 from assignments.answer_grading import answers_grade, graded_svg
 from assignments.answer_parsing import AnswerErrors, answers_parse
-from assignments.models import Assignment, Part
+from assignments.feedback_space import CHOICE_NOTE, Mistake, code_note, formula_mistakes, numeric_mistakes
+from assignments.models import Assignment, Part, Variant
+from assignments.part_answers import part_answer, part_reference_key
 from assignments.reference import ReferenceError
 from assignments.variants import variant_analysis, variant_get
-from chainrule import Analysis, diagnose_numeric, graph_svg
+from chainrule import Analysis, graph_svg
 
-MAX_MISTAKES = 30
 LINE_RE = re.compile(r"program line (\d+)")
-
-
-@dataclass(frozen=True)
-class Mistake:
-    answer: Any
-    kind: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -34,7 +29,9 @@ class PartPreview:
     kind: str
     answer: Any
     paths: list[tuple[str, Any]] = field(default_factory=list)
-    mistakes: list[Mistake] = field(default_factory=list)
+    mistakes: list[Mistake] = field(default_factory=list)  # the feedback space
+    seed_point: str = ""  # formula parts: where the mistakes' values are shown ("x0 = 3.0, y0 = 2.5")
+    note: str = ""  # what the feedback space is for a code or choice part
 
 
 @dataclass(frozen=True)
@@ -62,7 +59,7 @@ def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict
     except ReferenceError as exc:
         return Preview(error=str(exc), source=_source_around(assignment.reference_program, str(exc)))
     analysis = variant_analysis(variant=variant)
-    preview = Preview(parts=[_part(part, analysis) for part in assignment.parts.all()],
+    preview = Preview(parts=[_part(part, analysis, variant) for part in assignment.parts.all()],
                       svg=graph_svg(analysis=analysis), notes=list(analysis.notes))
     if answers or code:
         _trial(preview, assignment=assignment, variant=variant, answers=answers, code=code)
@@ -85,30 +82,21 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
     preview.trial_svg = graded_svg(analysis=variant_analysis(variant=variant), graded=graded)
 
 
-def _part(part: Part, analysis: Analysis) -> PartPreview:
+def _part(part: Part, analysis: Analysis, variant: Variant) -> PartPreview:
+    answer = part_answer(part, analysis)
+    reference = analysis.parts.get(part_reference_key(part) or "")
     if part.kind == Part.Kind.CHOICE:
-        return PartPreview(key=part.key, kind=part.kind, answer=", ".join(part.choice.answer))
-    keys = part.kind_config.keys_read(part.key)
-    if part.kind == Part.Kind.CODE or keys[0] not in analysis.parts:  # code parts answer one or several gradients
-        values: Any = {key: analysis.parts[key].value for key in keys if key in analysis.parts}
-        return PartPreview(key=part.key, kind=part.kind, answer=values)
-    reference = analysis.parts[keys[0]]
+        return PartPreview(key=part.key, kind=part.kind, answer=answer, note=CHOICE_NOTE)
+    if reference is None:  # code parts answer one or several gradients
+        return PartPreview(key=part.key, kind=part.kind, answer=answer,
+                           note=code_note(part=part) if part.kind == Part.Kind.CODE else "")
     paths = [(" → ".join(p.names), p.contribution) for p in analysis.paths.get(reference.tensor, [])]
-    answer = part.symbolic.formula or reference.value if part.kind == Part.Kind.SYMBOLIC else reference.value
-    return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths,
-                       mistakes=_mistakes(analysis, keys[0], part) if part.kind == Part.Kind.NUMERIC else [])
-
-
-def _mistakes(analysis: Analysis, key: str, part: Part) -> list[Mistake]:
-    """The feedback space: each precomputed typical mistake's answer and the message it earns."""
-    found = []
-    for hypothesis in analysis.hypotheses.get(key, [])[:MAX_MISTAKES]:
-        if hypothesis.any_number:
-            continue
-        verdict = diagnose_numeric(analysis=analysis, part=key, answer=hypothesis.value, rel_tol=part.rel_tol,
-                                   abs_tol=part.abs_tol)
-        found.append(Mistake(answer=hypothesis.value, kind=hypothesis.kind.replace("_", " "), message=verdict.message))
-    return found
+    if part.kind == Part.Kind.NUMERIC:
+        return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths,
+                           mistakes=numeric_mistakes(analysis=analysis, part=part))
+    seed = ", ".join(f"{name} = {variant.params.get(param)}" for name, param in part.config["variables"].items())
+    return PartPreview(key=part.key, kind=part.kind, answer=answer, paths=paths, seed_point=seed,
+                       mistakes=formula_mistakes(part=part, analysis=analysis, seed=variant.params))
 
 
 def _source_around(program: str, error: str) -> list[SourceLine]:

@@ -110,14 +110,17 @@ def spec_from_file(path: Path) -> AssignmentSpec:
         raw = path.read_bytes()
     except OSError as exc:
         raise CatalogError(label, "file", f"cannot be read ({exc.strerror})") from None
+    return spec_from_data(catalog_data(label, raw), path=label, source_hash=hashlib.sha256(raw).hexdigest())
+
+
+def catalog_data(label: str, raw: bytes) -> dict[str, Any]:
+    """The TOML table of one catalog file (a file on disk or an uploaded one). Raises CatalogError."""
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise CatalogError(label, "file", "is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(label, "file", f"is not valid TOML ({exc})") from None
-
-    return spec_from_data(data, path=label, source_hash=hashlib.sha256(raw).hexdigest())
 
 
 def spec_from_data(data: dict[str, Any], *, path: str, source_hash: str = "") -> AssignmentSpec:

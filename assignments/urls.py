@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from assignments.views import authoring, courses
+from assignments.views import authoring, courses, jobs
 
 urlpatterns = [
     path("", courses.staff_home, name="staff-home"),
@@ -19,6 +19,8 @@ urlpatterns = [
     path("assignments/<slug:slug>/publish/", authoring.assignment_publish, name="staff-assignment-publish"),
     path("assignments/<slug:slug>/duplicate/", authoring.assignment_duplicate, name="staff-assignment-duplicate"),
     path("assignments/<slug:slug>/delete/", authoring.assignment_delete, name="staff-assignment-delete"),
+    path("assignments/<slug:slug>/restore/", authoring.assignment_restore, name="staff-assignment-restore"),
     path("assignments/<slug:slug>/export.toml", authoring.assignment_export, name="staff-assignment-export"),
     path("assignments/<slug:slug>/extensions/", authoring.assignment_extensions, name="staff-assignment-extensions"),
+    path("jobs/<int:pk>/", jobs.job_detail, name="staff-job"),
 ]

@@ -64,6 +64,9 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
         if label == "the seed point":
             reasons += _trivial_numeric(assignment, analysis) + _default_seed(assignment, analysis)
             reasons += _point_checks(assignment, variant)
+    from assignments.policy_vetting import policy_reasons  # it builds on Reason
+
+    reasons += policy_reasons(assignment=assignment)
     unique: dict[str, Reason] = {}
     for reason in reasons:
         unique.setdefault(reason.code, reason)

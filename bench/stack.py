@@ -154,9 +154,9 @@ class Stack:
                                               *pool, *beat, "-n", f"{lane}-{uuid.uuid4().hex[:6]}@%h",
                                               "--without-gossip", "--without-mingle", "--loglevel", "WARNING"])
 
-    def start(self) -> None:
+    def start(self, lanes: tuple[str, ...] = ("numeric", "code", "maintenance")) -> None:
         self.start_sandbox()
-        for lane in ("numeric", "code", "maintenance"):
+        for lane in lanes:
             self.start_worker(lane)
         web = self._spawn("web", [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{self.port}",
                                   "-w", "2", "--threads", "4", "--log-level", "warning"])

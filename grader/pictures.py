@@ -2,9 +2,10 @@
 
 Drawn from the variant's stored analysis and the highlight the worker stored, so
 code is never re-run to draw it. The gradients on it follow the reveal policy of
-the result document: an instructor of the course sees them all, like `expected`;
-a student sees those of the parts this submission got right (they know those
-answers already) and nothing that would give away the others.
+the result document: an instructor of the course sees them all, like `expected`,
+and so does the student once the reveal policy shows them the expected answers;
+before that a student sees those of the parts this submission got right (they
+know those answers already) and nothing that would give away the others.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
 from chainrule.picture.labels import Reveal
 from grader.models import Submission
-from grader.selectors import User, is_instructor
+from grader.selectors import User, expected_shown
 
 
 def picture_reveal(*, submission: Submission, user: User) -> Reveal:
-    """What the picture may show this user: everything for an instructor of the course,
-    else the keys read by the parts this submission answered correctly."""
-    if is_instructor(user=user, assignment=submission.assignment):
+    """What the picture may show this user: everything for an instructor of the course and for the
+    student once the reveal policy shows the expected answers, else the keys read by the parts this
+    submission answered correctly."""
+    if expected_shown(user=user, submission=submission):
         return Reveal(everything=True)
     document = getattr(submission, "result", None)
     correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}

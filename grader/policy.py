@@ -126,14 +126,16 @@ def extra_attempts(*, assignment: Assignment, student_id: int | None, extension:
     return extension.extra_attempts if extension else 0
 
 
-def expected_revealed(*, assignment: Assignment, attempts_left: int | None, at: datetime | None = None) -> bool:
-    """Whether students now see the expected answers (the assignment's reveal setting)."""
+def expected_revealed(*, assignment: Assignment, policy: StudentPolicy, attempts_left: int | None,
+                      at: datetime | None = None) -> bool:
+    """Whether this student now sees the expected answers (the assignment's `reveal`), judged by
+    their own dates and attempts: an extension postpones the reveal with the deadline it moves."""
     at = at or _now()
     reveal = assignment.reveal
     if reveal == Assignment.Reveal.AFTER_DUE:
-        return assignment.due_at is not None and at > assignment.due_at
+        return policy.due_at is not None and at > policy.due_at
     if reveal == Assignment.Reveal.AFTER_CLOSE:
-        return assignment.closes_at is not None and at > assignment.closes_at
+        return policy.closes_at is not None and at > policy.closes_at
     if reveal == Assignment.Reveal.AFTER_ATTEMPTS:
         return attempts_left == 0
     return False

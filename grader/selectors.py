@@ -2,7 +2,8 @@
 
 Visibility rules live here only: a student sees the published assignments of their
 courses and their own submissions; an instructor of a course also sees its unpublished
-assignments, every submission to it and the expected values in result documents.
+assignments, every submission to it and the expected values in result documents; a student
+sees the expected values once the assignment's reveal policy allows (`answers_revealed`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Membership
 from assignments.variants import params_for_student
+from grader.answer_key import AnswerKey, answer_key
 from grader.models import Result, Submission
 from grader.policy import (
     StudentPolicy,
@@ -70,6 +72,11 @@ class AssignmentRow:
         ]
 
     @property
+    def answers_shown(self) -> bool:
+        """The reveal policy lets this user see the expected answers now."""
+        return self.opened and self.reveal_expected
+
+    @property
     def hints_shown(self) -> bool:
         return self.attempts_used >= self.assignment.hints_after
 
@@ -112,7 +119,7 @@ def _row(a: Any, user: User) -> AssignmentRow:
         best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
         max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
         policy=policy, opened=staff or is_opened(assignment=a),
-        reveal_expected=expected_revealed(assignment=a, attempts_left=left),
+        reveal_expected=expected_revealed(assignment=a, policy=policy, attempts_left=left),
     )
 
 
@@ -128,6 +135,11 @@ def assignment_visible(*, user: User, slug: str) -> Assignment | None:
     """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
     needs, without the per-student figures of a row."""
     return assignments_visible(user=user).filter(slug=slug).prefetch_related("parts").first()
+def revealed_answer_key(*, row: AssignmentRow, user: User) -> AnswerKey | None:
+    """The answer key of this user's own values when the reveal policy allows it now, else None."""
+    if not row.answers_shown or user.pk is None:
+        return None
+    return answer_key(assignment=row.assignment, student_id=user.pk)
 
 
 def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
@@ -138,6 +150,23 @@ def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
 def is_instructor(*, user: User, assignment: Assignment) -> bool:
     """Course staff (instructor or TA): they grade, so they see expected values and reasons."""
     return is_course_staff(user=user, course_id=assignment.course_id)
+
+
+def answers_revealed(*, user: User, assignment: Assignment) -> bool:
+    """The reveal policy for this student now (their own dates, extension and attempts)."""
+    used = Submission.objects.filter(student_id=user.pk, assignment=assignment, attempt__isnull=False).count()
+    left = attempts_left(assignment=assignment, used=used,
+                         extra=extra_attempts(assignment=assignment, student_id=user.pk))
+    policy = student_policy(assignment=assignment, student_id=user.pk)
+    return expected_revealed(assignment=assignment, policy=policy, attempts_left=left)
+
+
+def expected_shown(*, user: User, submission: Submission) -> bool:
+    """Expected values in this submission's result: for the course's staff always, for the student
+    who made it once the reveal policy allows, for nobody else."""
+    if is_instructor(user=user, assignment=submission.assignment):
+        return True
+    return submission.student_id == user.pk and answers_revealed(user=user, assignment=submission.assignment)
 
 
 def submissions_visible(*, user: User) -> QuerySet[Submission]:

@@ -28,6 +28,14 @@ def sweep_submissions() -> int:
     return len(submissions_sweep(**sweep_defaults()))
 
 
+@shared_task(name="grader.warm_variant", acks_late=True, soft_time_limit=50, time_limit=60)
+def warm_variant(assignment_id: int, student_id: int) -> None:
+    """Sent to the maintenance queue (grader/answer_key.py): a student's variant for the answer key."""
+    from grader.answer_key import variant_warm
+
+    variant_warm(assignment_id=assignment_id, student_id=student_id)
+
+
 @shared_task(name="grader.bench_noop", acks_late=True)
 def bench_noop(submission_id: int) -> None:
     """The benchmarks' floor: the same broker hop and one database write, no grading. Touches only

@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from grader import views
-from grader.api.views import SubmissionGraph
+from grader.api.views import AssignmentAnswersGraph, SubmissionGraph
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("assignments/<slug:slug>/", views.assignment_detail, name="assignment"),
     path("assignments/<slug:slug>/submissions/", views.assignment_history, name="assignment-history"),
+    path("assignments/<slug:slug>/answers.svg", AssignmentAnswersGraph.as_view(), name="assignment-answers-graph"),
     path("submissions/<int:pk>/", views.submission_detail, name="submission"),
     path("submissions/<int:pk>/status/", views.submission_status, name="submission-status"),
     path("submissions/<int:pk>/graph.svg", SubmissionGraph.as_view(), name="submission-graph"),

@@ -25,9 +25,11 @@ from grader.selectors import (
     AssignmentRow,
     assignment_row,
     assignment_rows,
+    expected_shown,
     health_report,
     is_instructor,
     result_document,
+    revealed_answer_key,
     submission_error,
     submission_visible,
     submissions_mine,
@@ -56,13 +58,15 @@ def _submission_or_404(request: HttpRequest, pk: int) -> Submission:
 
 
 def _status_context(request: HttpRequest, submission: Submission) -> dict[str, Any]:
-    instructor = is_instructor(user=request.user, assignment=submission.assignment)
+    staff = is_instructor(user=request.user, assignment=submission.assignment)
+    shown = staff or expected_shown(user=request.user, submission=submission)
     return {
         "submission": submission,
         "pending": submission.status in (Submission.Status.QUEUED, Submission.Status.RUNNING),
-        "document": result_document(submission=submission, show_expected=instructor),
-        "error": submission_error(submission=submission, show_reason=instructor),
-        "show_expected": instructor,
+        "document": result_document(submission=submission, show_expected=shown),
+        "error": submission_error(submission=submission, show_reason=staff),
+        "show_expected": shown,
+        "is_staff": staff,
     }
 
 
@@ -107,8 +111,10 @@ def _assignment_page(request: HttpRequest, row: AssignmentRow, *, form: AnswerFo
                "formats": ACCEPTED_FORMATS}
     if submission is not None:
         context.update(_status_context(request, submission))
-    template = "grader/_submit_response.html" if _is_htmx(request) else "grader/assignment.html"
-    return render(request, template, context, status=status)
+    if _is_htmx(request):
+        return render(request, "grader/_submit_response.html", context, status=status)
+    context["answer_key"] = revealed_answer_key(row=row, user=request.user)
+    return render(request, "grader/assignment.html", context, status=status)
 
 
 @login_required

@@ -36,14 +36,15 @@ $PY manage.py create_user student --role student --password student-demo
 $PY manage.py create_user instructor --role instructor --password instructor-demo
 
 # One pool per lane (grader/fairness.py): numbers and formulas; code (threads: a code task
-# mostly waits for the sandbox); the sweeper with beat. A flood in one never delays another.
+# mostly waits for the sandbox); the sweeper with beat and the authoring jobs (2 processes, so
+# a long import leaves one for the sweeper and previews). A flood in one never delays another.
 queue="${CELERY_QUEUE:-grading}"
 $PY -m celery -A config worker -Q "$queue" -c "$(nproc)" -n "numeric@%h" --loglevel INFO >run/worker.log 2>&1 &
 pids+=($!)
 $PY -m celery -A config worker -Q "$queue-code" -c "${CODE_WORKERS:-2}" --pool threads -n "code@%h" \
     --loglevel INFO >run/worker-code.log 2>&1 &
 pids+=($!)
-$PY -m celery -A config worker -Q "$queue-maintenance" -c 1 -n "maintenance@%h" --beat \
+$PY -m celery -A config worker -Q "$queue-maintenance" -c 2 -n "maintenance@%h" --beat \
     --schedule run/celerybeat-schedule --loglevel INFO >run/worker-maintenance.log 2>&1 &
 pids+=($!)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from django.test import Client
 
 WALKTHROUGH_REFERENCE = """x = torch.tensor(x0, requires_grad=True)
 y = torch.tensor(y0, requires_grad=True)
@@ -42,3 +45,21 @@ def form_post(*, slug: str, reference: str = GOOD_REFERENCE, params: str = GOOD_
         for name, value in {**defaults, **part}.items():
             data[f"parts-{index}-{name}"] = value
     return data
+
+
+def job_id_in(html: str) -> int:
+    found = re.search(r'id="job-(\d+)"', html)
+    assert found, html[:2000]
+    return int(found.group(1))
+
+
+def preview_page(client: Client, slug: str, post: dict[str, Any]) -> str:
+    """Post the preview, run its job as the maintenance worker does (in this process, inside the
+    test's transaction), and return the fragment the page's next poll gets."""
+    from assignments.authoring_jobs import job_run
+
+    response = client.post(f"/staff/assignments/{slug}/preview/", post)
+    assert response.status_code == 200, response.content.decode()[:2000]
+    job_id = job_id_in(response.content.decode())
+    job_run(job_id=job_id)
+    return client.get(f"/staff/jobs/{job_id}/", headers={"HX-Request": "true"}).content.decode()

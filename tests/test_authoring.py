@@ -9,7 +9,7 @@ import pytest
 
 from assignments.models import Assignment, AssignmentVersion
 from grader.models import Submission
-from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post
+from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post, preview_page
 from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
@@ -30,9 +30,7 @@ def test_an_instructor_creates_previews_tries_a_wrong_answer_and_publishes(instr
 
     # x.grad = y + 2x = 8.5 at (3, 2.5); forgetting the path through b gives y = 2.5.
     trial = {**form_post(slug=slug, **walk), "trial:x.grad": "2.5"}
-    preview = client.post(f"/staff/assignments/{slug}/preview/", trial)
-    page = preview.content.decode()
-    assert preview.status_code == 200, page[:2000]
+    page = preview_page(client, slug, trial)
     assert "8.5" in page and "<svg" in page
     assert "x → pow → add → z" in page  # a path with its contribution
     assert "Feedback space" in page and "missing path" in page
@@ -66,7 +64,7 @@ def test_a_reference_error_shows_the_instructors_own_line_number(instructor: Any
     slug = _slug("broken")
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
     post = form_post(slug=slug, reference=BROKEN_REFERENCE)
-    page = client.post(f"/staff/assignments/{slug}/preview/", post).content.decode()
+    page = preview_page(client, slug, post)
     assert "NameError" in page and "program line 2" in page
     assert '<span class="failing">  2  z = x * q</span>' in page
 
@@ -136,6 +134,31 @@ def test_delete_archives_an_assignment_with_submissions_and_keeps_them(instructo
     assert not Assignment.objects.filter(slug=other).exists()
 
 
+def test_an_archived_assignment_is_restored_from_the_course_page_with_its_submissions(
+        instructor: Any, student: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("restore")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
+    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    kept = Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, attempt=1)
+    assert client.post(f"/staff/assignments/{slug}/delete/").status_code == 302
+    assert logged_in(student).get(f"/assignments/{slug}/").status_code == 404
+
+    course_page = client.get("/staff/courses/autograd-101/").content.decode()
+    archived = course_page[course_page.index("<h2>Archived</h2>"):]
+    assert slug in archived and "1 submission" in archived and f"/staff/assignments/{slug}/restore/" in archived
+    assert "Restore" in client.get(f"/staff/assignments/{slug}/edit/").content.decode()
+    assert logged_in(student).post(f"/staff/assignments/{slug}/restore/").status_code == 403
+
+    restored = client.post(f"/staff/assignments/{slug}/restore/", follow=True)
+    assert f"{slug} restored as published (v1), with its 1 submission(s)." in restored.content.decode()
+    history = logged_in(student).get(f"/assignments/{slug}/submissions/")
+    assert history.status_code == 200 and f"/submissions/{kept.id}/" in history.content.decode()
+    assert "<h2>Archived</h2>" not in client.get("/staff/courses/autograd-101/").content.decode() or \
+        slug not in client.get("/staff/courses/autograd-101/").content.decode().split("<h2>Archived</h2>")[1]
+
+
 def test_duplicate_makes_an_unpublished_copy_under_a_new_slug(instructor: Any) -> None:
     client = logged_in(instructor)
     slug = _slug("orig")
@@ -176,3 +199,36 @@ def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, s
     assert version is not None and version.number == 1 and "x0 = 1.5" in version.catalog
     latest = version_graded_against(assignment_id=assignment.pk, graded_at=timezone.now())
     assert latest is not None and latest.number == 2 and "x0 = 2.5" in latest.catalog
+
+
+def test_the_feedback_space_covers_formula_parts_and_says_what_it_is_for_code(instructor: Any) -> None:
+    import html as html_lib
+    import re
+
+    client = logged_in(instructor)
+    slug = _slug("space")
+    walk = {"reference": WALKTHROUGH_REFERENCE, "params": "x0 = 3.0\ny0 = 2.5"}
+    parts = [{"key": "x.grad", "kind": "numeric"},
+             {"key": "dz_dx", "kind": "symbolic", "config": 'variables = { x = "x0", y = "y0" }\nof = "x.grad"'},
+             {"key": "grad_z", "kind": "code", "points": "2",
+              "config": 'mode = "function"\nfunction = "grad_z"\nargs = ["x0", "y0"]\nreturns = ["x.grad", "y.grad"]'
+                        '\nforbid_autograd = true'}]
+    assert client.post("/staff/courses/autograd-101/assignments/new/",
+                       form_post(slug=slug, parts=parts, **walk)).status_code == 302
+    # The trial: the formula y forgets the path through b = x², at every point.
+    page = html_lib.unescape(preview_page(client, slug, {**form_post(slug=slug, parts=parts, **walk),
+                                                         "trial:dz_dx": "y"}))
+    formula = page[page.index('aria-label="Part dz_dx"'):page.index('aria-label="Part grad_z"')]
+    assert "Value at the seed point" in formula and "x = 3.0, y = 2.5" in formula
+    # Forgetting b = x²'s path leaves y: 2.5 at the seed point, and the message names that path.
+    row = re.search(r"<tr><td><code>2\.5</code></td><td>missing path</td><td>(.*?)</td></tr>", formula)
+    assert row and row.group(1).startswith("Your formula leaves out the path x → pow → add → z."), formula
+    trial = page[page.index("Trial: what the student gets"):]
+    trial_message = re.search(r'<code>dz_dx</code>.*?<p class="diagnosis">(.*?)</p>', trial, re.S)
+    assert trial_message, trial
+    first_sentence = row.group(1).split(". ")[0]
+    assert trial_message.group(1).startswith(first_sentence)  # what the table promises is what a student gets
+    assert "at all 6 points checked" in trial_message.group(1)  # the trial runs the full check
+
+    code = page[page.index('aria-label="Part grad_z"'):]
+    assert "Code parts have no precomputed feedback space" in code and "x.grad, y.grad" in code

@@ -47,7 +47,7 @@ def test_loading_twice_changes_nothing() -> None:
     parts = Part.objects.count()
     out = io.StringIO()
     call_command("load_assignments", stdout=out)
-    assert "updated visual-walkthrough" in out.getvalue()
+    assert "unchanged visual-walkthrough (visual-walkthrough.toml)" in out.getvalue()
     assert list(Assignment.objects.order_by("slug").values_list("slug", "source_hash")) == before
     assert Part.objects.count() == parts
 
@@ -164,3 +164,24 @@ x0 = 3.0
 key = "x.grad"
 expected = {expected}
 '''
+
+
+@pytest.mark.django_db
+def test_a_file_that_fails_vetting_is_kept_as_a_draft_with_its_reasons(tmp_path: Path) -> None:
+    from assignments.models import AssignmentVersion
+
+    # 2x at x0 = 0.5 is 1: the answer 1 passes, so the part tests nothing.
+    (tmp_path / "weak.toml").write_text(_toml("weak-one", expected="1.0").replace("x0 = 3.0", "x0 = 0.5"))
+    (tmp_path / "fine.toml").write_text(_toml("fine-one", expected="6.0"))
+    out = io.StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("load_assignments", str(tmp_path), stdout=out, stderr=io.StringIO())
+    assert caught.value.returncode == 1 and "1 of 2 file(s) kept as drafts" in str(caught.value)
+    printed = out.getvalue()
+    assert "kept as a draft weak-one (weak.toml): not published" in printed
+    assert "weak.toml: parts.x.grad: the answer 1 passes" in printed
+    assert "published fine-one (fine.toml) as v1" in printed
+    assert not Assignment.objects.get(slug="weak-one").published
+    assert Assignment.objects.get(slug="fine-one").published
+    assert AssignmentVersion.objects.get(assignment__slug="fine-one").catalog == (tmp_path / "fine.toml").read_text()
+    assert not AssignmentVersion.objects.filter(assignment__slug="weak-one").exists()

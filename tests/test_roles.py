@@ -50,7 +50,7 @@ def authoring_pages(course: Course) -> list[tuple[str, str]]:
     base = f"/staff/courses/{course.slug}"
     pages = [("get", f"{base}/assignments/new/"), ("post", f"{base}/staff/"), ("post", f"{base}/import/")]
     pages += [("get", f"/staff/assignments/{slug}/{page}/") for page in ("edit", "publish", "extensions")]
-    pages += [("post", f"/staff/assignments/{slug}/{page}/") for page in ("preview", "duplicate", "delete")]
+    pages += [("post", f"/staff/assignments/{slug}/{page}/") for page in ("preview", "duplicate", "delete", "restore")]
     return pages
 
 
@@ -127,3 +127,17 @@ def test_instructors_are_not_django_staff(instructor: Any) -> None:
     instructor.user.refresh_from_db()
     assert not instructor.user.is_staff
     assert logged_in(instructor).get("/admin/").status_code == 302  # the admin's own login, not the admin
+
+
+def test_the_header_links_to_the_staff_pages_for_course_staff_only(instructor: Any, ta: Any, student: Any,
+                                                                   make_user: Callable[..., Any]) -> None:
+    link = '<a class="staff-link" href="/staff/">Staff</a>'
+    assert link in logged_in(instructor).get("/").content.decode()
+    assert link in logged_in(ta).get("/assignments/visual-walkthrough/").content.decode()
+    assert link not in logged_in(student).get("/").content.decode()
+    # Staff of another course only: still staff somewhere, so the link shows on every page.
+    elsewhere = make_user("student")
+    Membership.objects.filter(user=elsewhere.user).delete()
+    course = Course.objects.create(slug=f"else-{uuid.uuid4().hex[:6]}", title="Elsewhere")
+    membership_set(user=elsewhere.user, course=course, role=Membership.Role.TA)
+    assert link in logged_in(elsewhere).get("/").content.decode()

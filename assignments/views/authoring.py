@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
-import zipfile
 from typing import Any
 
 from django.contrib import messages
@@ -14,13 +12,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from assignments import authoring
 from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404
+from assignments.authoring_jobs import job_request
 from assignments.catalog_export import assignment_toml, course_files, files_zip
-from assignments.forms import AssignmentForm, PartFormSet, catalog_from_forms, initial_from_catalog
-from assignments.models import Course, Extension, Membership
-from assignments.preview import preview_build
+from assignments.forms import AssignmentForm, PartFormSet, catalog_from_forms, catalog_json, initial_from_catalog
+from assignments.models import AuthoringJob, Course, Extension, Membership
 from assignments.spec import CatalogError
-
-MAX_UPLOAD = 2_000_000
+from assignments.uploads import uploaded_files
+from assignments.views.jobs import job_context
 
 
 def _forms(request: HttpRequest, *, slug_fixed: bool, data: dict[str, Any] | None) -> tuple[Any, Any]:
@@ -120,21 +118,24 @@ def assignment_edit(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def assignment_preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """The preview fragment for the form as it is now (unsaved edits included), with a trial answer."""
+    """Queue a preview of the form as it is now (unsaved edits included), with a trial answer; the
+    fragment returned polls until a worker has run it (the reference never runs in this request)."""
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
     form, parts = AssignmentForm(request.POST, slug_fixed=True, initial={"slug": slug}), \
         PartFormSet(request.POST, prefix="parts")
     data = _catalog_or_errors(form, parts)
     if data is None:
         return render(request, "staff/_preview.html", {"form_errors": _error_lines(form, parts)}, status=400)
-    answers = {k[6:]: v for k, v in request.POST.items() if k.startswith("trial:") and v.strip()}
-    code = {k[5:]: v for k, v in request.POST.items() if k.startswith("code:") and v.strip()}
     try:
-        preview = authoring.staged(assignment=assignment, data=data,
-                                   work=lambda row: preview_build(assignment=row, answers=answers, code=code))
+        authoring.spec_for(assignment=assignment, data=data)  # form errors now, not after a worker's round trip
     except CatalogError as exc:
         return render(request, "staff/_preview.html", {"form_errors": [f"{exc.field}: {exc.problem}"]}, status=400)
-    return render(request, "staff/_preview.html", {"preview": preview, "data": data})
+    answers = {k[6:]: v for k, v in request.POST.items() if k.startswith("trial:") and v.strip()}
+    code = {k[5:]: v for k, v in request.POST.items() if k.startswith("code:") and v.strip()}
+    assert assignment.course is not None
+    job = job_request(kind=AuthoringJob.Kind.PREVIEW, course=assignment.course, user=request.user,
+                      assignment=assignment, payload={"data": catalog_json(data), "answers": answers, "code": code})
+    return render(request, "staff/_job.html", job_context(job))
 
 
 def _error_lines(form: Any, parts: Any) -> list[str]:
@@ -191,6 +192,20 @@ def assignment_delete(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def assignment_restore(request: HttpRequest, slug: str) -> HttpResponse:
+    assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
+    if assignment.archived_at is None:
+        messages.error(request, f"{slug} is not archived.")
+    else:
+        restored = authoring.assignment_restore(assignment=assignment)
+        state = f"published (v{restored.version})" if restored.published else "a draft"
+        messages.success(request, f"{slug} restored as {state}, with its {restored.submissions.count()} "
+                                  "submission(s).")
+    return redirect("staff-assignment-edit", slug=slug)
+
+
+@login_required
 @require_GET
 def assignment_export(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
@@ -211,40 +226,16 @@ def course_export(request: HttpRequest, course: str) -> HttpResponse:
 @login_required
 @require_POST
 def course_import(request: HttpRequest, course: str) -> HttpResponse:
+    """Queue the uploaded files: a worker vets each and publishes only what passes."""
     found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
-    upload = request.FILES.get("catalog")
     try:
-        documents = _uploaded_documents(upload)
-        loaded = authoring.catalog_import(course=found, documents=documents)
+        files, refused = uploaded_files(request.FILES.get("catalog"))
     except CatalogError as exc:
         messages.error(request, str(exc))
-    else:
-        messages.success(request, f"Imported {len(loaded)} assignment(s): {', '.join(a.slug for a in loaded)}.")
-    return redirect("staff-course", course=found.slug)
-
-
-def _uploaded_documents(upload: Any) -> list[tuple[str, dict[str, Any]]]:
-    if upload is None or upload.size > MAX_UPLOAD:
-        raise CatalogError("upload", "file", f"choose a .toml or .zip file of at most {MAX_UPLOAD // 1_000_000} MB")
-    raw = upload.read()
-    if upload.name.endswith(".zip"):
-        try:
-            with zipfile.ZipFile(upload) as archive:
-                named = [(i.filename, archive.read(i)) for i in archive.infolist()
-                         if i.filename.endswith(".toml") and not i.filename.endswith("course.toml")
-                         and i.file_size <= MAX_UPLOAD]
-        except zipfile.BadZipFile:
-            raise CatalogError(upload.name, "file", "is not a zip archive") from None
-    else:
-        named = [(upload.name, raw)]
-    return [(name, _toml(name, blob)) for name, blob in named[:200]]
-
-
-def _toml(name: str, blob: bytes) -> dict[str, Any]:
-    try:
-        return tomllib.loads(blob.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise CatalogError(name, "file", f"is not UTF-8 TOML ({exc})") from None
+        return redirect("staff-course", course=found.slug)
+    job = job_request(kind=AuthoringJob.Kind.IMPORT, course=found, user=request.user,
+                      payload={"files": files, "refused": refused})
+    return redirect("staff-job", pk=job.pk)
 
 
 @login_required

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -29,6 +30,8 @@ def course_detail(request: HttpRequest, course: str) -> HttpResponse:
     context = {
         "course": found, "role": course_role(user=request.user, course=found),
         "assignments": found.assignments.order_by("title"),
+        "archived": found.assignments.exclude(archived_at=None).annotate(n_submissions=Count("submissions"))
+        .order_by("-archived_at"),
         "can_author": staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists(),
     }
     return render(request, "staff/course.html", context)

@@ -39,7 +39,7 @@ def submission_page(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "staff/courseops/submission.html", {
         "course": submission.assignment.course, "submission": submission, "assignment": submission.assignment,
         "document": result_document(submission=submission, show_expected=True),
-        "error": submission_error(submission=submission, show_reason=True), "show_expected": True,
+        "error": submission_error(submission=submission, show_reason=True), "show_expected": True, "is_staff": True,
         "overrides": ScoreOverride.objects.filter(submission=submission).select_related("by"),
         "revisions": ResultRevision.objects.filter(submission=submission),
         "regrades": Regrade.objects.filter(submission=submission)[:5],

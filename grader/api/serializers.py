@@ -40,6 +40,11 @@ class AssignmentSummarySerializer(serializers.Serializer):
     counts = serializers.CharField(source="assignment.counts", help_text="best or last")
     late_penalty = serializers.JSONField(source="assignment.late_penalty", help_text="[[hours_late, factor], …]")
     hints_after = serializers.IntegerField(source="assignment.hints_after")
+    reveal = serializers.CharField(source="assignment.reveal",
+                                   help_text="When you see the expected answers: never, after_due, after_close, "
+                                             "after_attempts (your due date, closing date and attempts)")
+    answers_revealed = serializers.BooleanField(source="reveal_expected",
+                                                help_text="The expected answers are shown to you now")
     attempts_used = serializers.IntegerField()
     attempts_left = serializers.IntegerField(allow_null=True, help_text="null: unlimited")
     best_score = serializers.FloatField(allow_null=True)
@@ -55,6 +60,23 @@ class AssignmentDetailSerializer(AssignmentSummarySerializer):
     statement = serializers.CharField(help_text="Markdown with $…$ math; empty before opens_at")
     parts = PartSerializer(many=True)
     your_values = serializers.DictField(help_text="Parameter values drawn for you (empty: the statement's values)")
+    expected_answers = serializers.SerializerMethodField(
+        help_text="Part key → expected answer for your values, once answers_revealed; null before, and "
+                  "while your values are still being run (ask again in a moment)")
+    answers_graph_svg_url = serializers.SerializerMethodField(
+        help_text="How autograd got the answers (SVG), once they are revealed")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_expected_answers(self, row: AssignmentRow) -> dict[str, Any] | None:
+        key = self.context.get("answer_key")
+        return key.answers if key is not None and not key.pending else None
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_answers_graph_svg_url(self, row: AssignmentRow) -> str | None:
+        if self.get_expected_answers(row) is None:
+            return None
+        return self.context["request"].build_absolute_uri(reverse("assignment-answers-graph",
+                                                                  args=[row.assignment.slug]))
 
 
 class SubmissionCreateSerializer(serializers.Serializer):
@@ -80,7 +102,8 @@ class SubmissionCreatedSerializer(serializers.Serializer):
 
 
 class SubmissionSerializer(serializers.Serializer):
-    """`context["show_expected"]` is True only for an instructor of the course."""
+    """`context["show_expected"]`: for the course's staff, and for the student once the reveal policy
+    allows; `context["show_reason"]` (why grading failed) only for the course's staff."""
 
     id = serializers.IntegerField()
     assignment = serializers.CharField(source="assignment.slug")
@@ -105,7 +128,7 @@ class SubmissionSerializer(serializers.Serializer):
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_error(self, submission: Submission) -> str | None:
-        return submission_error(submission=submission, show_reason=self.context["show_expected"])
+        return submission_error(submission=submission, show_reason=self.context["show_reason"])
 
 
 class ErrorsSerializer(serializers.Serializer):

@@ -87,7 +87,7 @@ def staff_submissions(request: Request, slug: str) -> Response:
     offset = (int(page) - 1) * PAGE if page.isdigit() and int(page) > 0 else 0
     rows = submissions_for_staff(assignment=assignment, wanted=SubmissionFilter.from_query(request.query_params),
                                  offset=offset)
-    context = {"request": request, "show_expected": True}
+    context = {"request": request, "show_expected": True, "show_reason": True}
     return Response(StaffSubmissionSerializer(rows, many=True, context=context).data)
 
 

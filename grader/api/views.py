@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assignments.answer_parsing import AnswerErrors
+from grader.answer_key import answer_key_svg
 from grader.api.parsers import BoundedJSONParser
 from grader.api.serializers import (
     AssignmentDetailSerializer,
@@ -31,10 +32,13 @@ from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
     AssignmentRow,
+    answers_revealed,
     assignment_row,
     assignment_rows,
     assignment_visible,
+    expected_shown,
     is_instructor,
+    revealed_answer_key,
     submission_visible,
     submissions_mine,
 )
@@ -75,7 +79,8 @@ class AssignmentDetail(APIView):
     @extend_schema(responses=AssignmentDetailSerializer)
     def get(self, request: Request, slug: str) -> Response:
         row = _row_or_404(request, slug)
-        return Response(AssignmentDetailSerializer(row, context={"request": request}).data)
+        context = {"request": request, "answer_key": revealed_answer_key(row=row, user=request.user)}
+        return Response(AssignmentDetailSerializer(row, context=context).data)
 
 
 class SubmissionCollection(APIView):
@@ -88,7 +93,8 @@ class SubmissionCollection(APIView):
         if is_instructor(user=request.user, assignment=row.assignment):
             return staff_submissions(request, slug)
         submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
-        context = {"request": request, "show_expected": is_instructor(user=request.user, assignment=row.assignment)}
+        context = {"request": request, "show_reason": False,
+                   "show_expected": answers_revealed(user=request.user, assignment=row.assignment)}
         return Response(SubmissionSerializer(submissions, many=True, context=context).data)
 
     @extend_schema(
@@ -128,10 +134,11 @@ class SubmissionDetail(APIView):
         submission = submission_visible(user=request.user, submission_id=pk)
         if submission is None:
             raise Http404("No such submission.")
-        # A pending submission shows neither a result nor an error: polls skip the staff check.
+        # A pending submission shows neither a result nor an error: polls skip the policy checks.
         finished = submission.status in (Submission.Status.GRADED, Submission.Status.ERROR)
-        staff = finished and is_instructor(user=request.user, assignment=submission.assignment)
-        context = {"request": request, "show_expected": staff}
+        context = {"request": request,
+                   "show_expected": finished and expected_shown(user=request.user, submission=submission),
+                   "show_reason": finished and is_instructor(user=request.user, assignment=submission.assignment)}
         return Response(SubmissionSerializer(submission, context=context).data)
 
 
@@ -142,6 +149,20 @@ class SVGRenderer(BaseRenderer):
 
     def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
         return data.encode() if isinstance(data, str) else b""  # errors carry their status code only
+
+
+class AssignmentAnswersGraph(APIView):
+    """How autograd got the expected answers of the student's own values, once they are revealed."""
+
+    renderer_classes = [SVGRenderer]
+
+    @extend_schema(operation_id="assignment_answers_svg", responses={(200, "image/svg+xml"): OpenApiTypes.STR})
+    def get(self, request: Request, slug: str) -> Response:
+        row = _row_or_404(request, slug)
+        svg = row.answers_shown and answer_key_svg(assignment=row.assignment, student_id=request.user.pk)
+        if not svg:
+            raise Http404("The expected answers are not revealed to you yet.")
+        return Response(svg, headers={"Content-Security-Policy": SVG_POLICY, "Cache-Control": "private, max-age=60"})
 
 
 class SubmissionGraph(APIView):

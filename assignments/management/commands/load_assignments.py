@@ -1,6 +1,9 @@
 """python manage.py load_assignments [--check] [PATH…] — upsert catalog files by slug, or only vet them.
 
-A folder holding a course.toml ([course] slug, title) loads into that course (created if needed).
+A file is published only when it passes vetting (assignments/catalog_load.py); one that fails is
+kept as a draft with its `file: field: problem` lines (exit 1), one that cannot be graded at all is
+refused (exit 2). A folder holding a course.toml ([course] slug, title) loads into that course
+(created if needed).
 """
 
 from __future__ import annotations
@@ -11,16 +14,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import transaction
 
-from assignments.authored_checks import authored_mismatches
 from assignments.catalog_check import catalog_check
 from assignments.catalog_export import COURSE_FILE
+from assignments.catalog_load import DRAFT, DRAFT_EDITS, REFUSED, LoadOutcome, catalog_file_load
 from assignments.models import Course
-from assignments.reference import ReferenceError
-from assignments.services import assignment_upsert, course_demo
-from assignments.spec import CatalogError, spec_from_file
-from assignments.variants import variant_get
+from assignments.services import course_demo
 
 
 class Command(BaseCommand):
@@ -29,7 +28,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="*", help="TOML files or folders of them")
         parser.add_argument("--no-check", action="store_true",
-                            help="do not run the reference programs to cross-check expected values")
+                            help="run no reference program: new content is kept as drafts, to be vetted and "
+                                 "published from the staff pages")
         parser.add_argument("--check", action="store_true",
                             help="vet the files as publishing would and write nothing: exit 1 with one "
                                  "'file: field: problem' line per reason")
@@ -45,22 +45,33 @@ class Command(BaseCommand):
                 raise CommandError(f"{len(lines)} reason(s) in {len(files)} file(s)", returncode=1)
             self.stdout.write(f"{len(files)} file(s) pass")
             return
-        failures = 0
-        for path in files:
-            course = _course_of(path)
-            try:
-                message = _load_one(path, course=course, check=not options["no_check"])
-            except (CatalogError, ReferenceError) as exc:
-                failures += 1
-                self.stderr.write(f"error: {exc}")
-                continue
-            except (TypeError, ValueError) as exc:  # a value the validation did not foresee
-                failures += 1
-                self.stderr.write(f"error: {path.name}: {type(exc).__name__}: {exc}")
-                continue
-            self.stdout.write(message)
-        if failures:
-            raise CommandError(f"{failures} of {len(files)} file(s) not loaded", returncode=2)
+        outcomes = []
+        for path in files:  # reported one by one: each may run its reference for seconds
+            outcomes.append(catalog_file_load(name=path.name, raw=_read(path), course=_course_of(path),
+                                              vet=not options["no_check"]))
+            self._report(outcomes[-1])
+        refused = sum(1 for o in outcomes if o.state == REFUSED)
+        drafts = sum(1 for o in outcomes if o.state in (DRAFT, DRAFT_EDITS))
+        if refused:
+            raise CommandError(f"{refused} of {len(files)} file(s) not loaded", returncode=2)
+        if drafts:
+            raise CommandError(f"{drafts} of {len(files)} file(s) kept as drafts: not published", returncode=1)
+
+    def _report(self, outcome: LoadOutcome) -> None:
+        if outcome.state == REFUSED:
+            for line in outcome.lines:
+                self.stderr.write(f"error: {line}")
+            return
+        self.stdout.write(outcome.summary() + "".join(f"\n  note: {note}" for note in outcome.notes))
+        for line in outcome.lines:
+            self.stdout.write(line)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"{path}: file: cannot be read ({exc.strerror})", returncode=2) from None
 
 
 def _course_of(path: Path) -> Course:
@@ -88,23 +99,3 @@ def _catalog_files(paths: list[Path]) -> list[Path]:
     if not files:
         raise CommandError("no .toml files found", returncode=2)
     return files
-
-
-def _load_one(path: Path, *, course: Any, check: bool) -> str:
-    spec = spec_from_file(path)
-    with transaction.atomic():
-        assignment, created = assignment_upsert(spec=spec, course=course)
-        if check:
-            try:
-                variant = variant_get(assignment=assignment, params=assignment.params)
-            except ReferenceError as exc:
-                raise CatalogError(spec.path, "reference", str(exc)) from None
-            try:
-                problems = authored_mismatches(assignment=assignment, variant=variant)
-            except ReferenceError as exc:
-                raise CatalogError(spec.path, "reference", str(exc)) from None
-            if problems:
-                raise CatalogError(spec.path, problems[0][0], problems[0][1])
-    notes = variant.analysis_data().get("notes", []) if check else []
-    warnings = "".join(f"\n  note: {note}" for note in notes)  # e.g. path enumeration capped on a big graph
-    return f"{'created' if created else 'updated'} {assignment.slug} ({path.name}){warnings}"

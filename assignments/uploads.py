@@ -1,0 +1,43 @@
+"""An uploaded catalog (.toml or a zip of them) as (file name, text) pairs, with bounded cost:
+the upload, each file, their total once unzipped and their number are capped."""
+
+from __future__ import annotations
+
+import zipfile
+from typing import Any
+
+from assignments.catalog_export import COURSE_FILE
+from assignments.spec import CatalogError
+
+MAX_UPLOAD = 2_000_000
+MAX_FILES = 200
+MAX_UNZIPPED = 10_000_000
+
+
+def uploaded_files(upload: Any) -> tuple[list[tuple[str, str]], list[str]]:
+    """The catalog files and one `file: field: problem` line per file that is not UTF-8 text.
+    Raises CatalogError when the upload itself is unusable (missing, too big, not a zip)."""
+    if upload is None or upload.size > MAX_UPLOAD:
+        raise CatalogError("upload", "file", f"choose a .toml or .zip file of at most {MAX_UPLOAD // 1_000_000} MB")
+    named = _zip_members(upload) if upload.name.endswith(".zip") else [(upload.name, upload.read())]
+    files, refused = [], []
+    for name, blob in named:
+        try:
+            files.append((name, blob.decode("utf-8")))
+        except UnicodeDecodeError:
+            refused.append(f"{name}: file: is not UTF-8 text")
+    return files, refused
+
+
+def _zip_members(upload: Any) -> list[tuple[str, bytes]]:
+    try:
+        with zipfile.ZipFile(upload) as archive:
+            members = [i for i in archive.infolist() if i.filename.endswith(".toml")
+                       and i.filename.rsplit("/", 1)[-1] != COURSE_FILE]
+            if len(members) > MAX_FILES:
+                raise CatalogError(upload.name, "file", f"holds {len(members)} catalog files; at most {MAX_FILES}")
+            if sum(i.file_size for i in members) > MAX_UNZIPPED or any(i.file_size > MAX_UPLOAD for i in members):
+                raise CatalogError(upload.name, "file", f"unzips to more than {MAX_UNZIPPED // 1_000_000} MB")
+            return [(i.filename.rsplit("/", 1)[-1], archive.read(i)) for i in members]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile):
+        raise CatalogError(upload.name, "file", "is not a zip archive") from None
