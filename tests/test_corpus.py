@@ -301,7 +301,7 @@ def students_view() -> tuple[dict[str, Any], dict[str, Any]]:
         assignment = Assignment.objects.get(slug=spec.slug)
         variant = variant_get(assignment=assignment, params=dict(assignment.params))
         analysis = Analysis.from_json(variant.analysis_data())
-        symbols = {name for part in spec.parts for name in part.config.get("variables", {})}
+        symbols = {name for part in spec.parts for name in getattr(part.config, "variables", {})}
         seen[spec.slug] = seen_by_student(spec.slug, spec.statement, spec.params, analysis, symbols)
         analyses[spec.slug] = analysis
     return seen, analyses

@@ -48,7 +48,7 @@ def test_it_reports_a_torch_error_such_as_a_missing_seed() -> None:
 def test_it_rejects_malformed_requests() -> None:
     assert run_cli({"program": 3, "parts": []})[0]["ok"] is False
     assert run_cli({"program": "x = 1", "parts": ["x.__class__"]})[0]["error"] == (
-        "AnalysisError: part 'x.__class__' is not of the form name or name.grad")
+        "AnalysisError: part 'x.__class__' is not of the form name, name.attribute or name.grad")
     out = io.StringIO()
     assert main(io.StringIO("{not json"), out) == 1
     assert json.loads(out.getvalue())["ok"] is False
