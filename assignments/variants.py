@@ -29,7 +29,7 @@ MIRRORED_POINTS = 3  # drawn with signs flipped, kept only to reach the other si
 # Per process: parsed analyses by Variant.cache_key, and variant ids by (assignment, reference hash).
 _ANALYSES: Lru[tuple[Any, ...], Analysis] = Lru(settings.GRADER_ANALYSIS_CACHE_SIZE)
 _POINTS: Lru[tuple[Any, ...], tuple[list[dict[str, Any]], list[Analysis]]] = Lru(settings.GRADER_ANALYSIS_CACHE_SIZE)
-_VARIANT_IDS: Lru[tuple[int, str], int] = Lru(10 * settings.GRADER_ANALYSIS_CACHE_SIZE)
+_VARIANT_IDS: Lru[tuple[Any, ...], int] = Lru(10 * settings.GRADER_ANALYSIS_CACHE_SIZE)
 
 
 def reference_hash(*, assignment: Assignment, params: dict[str, Any]) -> str:
@@ -117,10 +117,11 @@ def variant_id_for(*, assignment: Assignment, params: dict[str, Any]) -> int:
     """The id of the variant row for these parameters (created if needed), without computing its analysis.
 
     Remembered per process: a row, once committed, keeps its id for its (assignment, hash). Not
-    remembered inside a transaction, which may still roll the row back (previews do).
+    remembered inside a transaction, which may still roll the row back (previews do); keyed by the
+    assignment's updated_at too, as an assignment deleted and made again may get the same id.
     """
     digest = reference_hash(assignment=assignment, params=params)
-    key = (assignment.pk, digest)
+    key = (assignment.pk, assignment.updated_at, digest)
     known = _VARIANT_IDS.get(key)
     if known is not None:
         return known

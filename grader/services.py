@@ -172,8 +172,7 @@ def _grading_row(*, submission_id: int) -> Submission:
 def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
     if submission.variant is None:
         raise ReferenceError("the submission has no variant")
-    # the current reference, at the student's values
-    variant = variant_ready(variant=submission.variant, assignment=submission.assignment)
+    variant = variant_ready(variant=submission.variant, assignment=submission.assignment)  # current reference
     graded = answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
                            code=submission.code, show_expected=True)
     return graded, variant
@@ -204,7 +203,7 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
     with transaction.atomic():
         graded_at = _now()
         owned = Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING)
-        if not owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant):
+        if not owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant):  # graded with
             return  # the sweeper handed the row to another run; its result wins
         Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
             [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],

@@ -97,7 +97,11 @@ def test_a_remembered_variant_id_is_always_one_that_was_committed(live_db: None)
     kept = variants.variant_id_for(assignment=assignment, params={"x0": 3.0})
     assert Variant.objects.filter(id=kept, assignment=assignment).exists()
     assert variants.variant_id_for(assignment=assignment, params={"x0": 3.0}) == kept
-    assignment.delete()
+    assignment.delete()  # nobody submitted: deleted with its variants; the same file loaded again
+    again, _ = assignment_upsert(spec=spec_from_data(data, path="ids.toml"), course=course_demo())
+    fresh = variants.variant_id_for(assignment=again, params={"x0": 3.0})
+    assert Variant.objects.filter(id=fresh, assignment=again).exists()
+    again.delete()
 
 
 @pytest.mark.django_db
