@@ -81,9 +81,10 @@ def main() -> None:
         from django.conf import settings
         from django.core.management import call_command
 
+        from grader.reference import SANDBOX_PRELOAD
         from sandbox.launch import spawn_server, stop_server
 
-        server = spawn_server(settings.SANDBOX_SOCKET, preload=("chainrule.analysis",),
+        server = spawn_server(settings.SANDBOX_SOCKET, preload=SANDBOX_PRELOAD,
                               package_dirs=(str(ROOT / "chainrule"),), uid_base=62900)
         try:
             call_command("load_assignments", verbosity=0)

@@ -124,13 +124,14 @@ class Stack:
     def start_sandbox(self) -> None:
         from django.conf import settings
 
+        from grader.reference import SANDBOX_PRELOAD
         from sandbox.launch import spawn_server
 
         with open(LOGS / "drill-sandbox.log", "ab") as log:
             for uid_base in range(63000, 64500, 100):
                 try:
                     self.procs["sandbox"] = spawn_server(
-                        settings.SANDBOX_SOCKET, preload=("chainrule.analysis",),
+                        settings.SANDBOX_SOCKET, preload=SANDBOX_PRELOAD,
                         package_dirs=(str(ROOT / "chainrule"),),
                         uid_base=uid_base, stderr=log.fileno(),
                         allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)

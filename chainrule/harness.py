@@ -1,12 +1,14 @@
 """The job that runs a code part INSIDE the sandbox.
 
-This file is itself the job's source (harness_source): it imports nothing from
-chainrule and holds no answers and no reference program. It gets the student's
-source, the mode, what to call or read, and the evaluation points as plain
-parameters; it runs the code once per point in a fresh namespace and reports
-JSON values, or errors written for the student that point at the student's
-own lines. The student's code runs in this same process and can replace any
-of it, so everything emitted is untrusted: chainrule.code_grading checks it.
+The job's source (harness_source) only imports this module, which the sandbox's
+zygotes have preloaded (or read from its bytecode cache), and calls run_harness:
+no 22 KB of source to compile per job. It holds no answers and no reference
+program. It gets the student's source, the mode, what to call or read, and the
+evaluation points as plain parameters; it runs the code once per point in a fresh
+namespace and reports JSON values, or errors written for the student that point at
+the student's own lines. The student's code runs in a child process of the job,
+but it can replace anything in that child: what the child reports is untrusted
+(chainrule.code_grading checks it).
 
 Input:  {"parts": [part, ...]} (one report per part, in order) or one part:
         {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
@@ -30,7 +32,6 @@ import math
 import re
 import traceback
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from chainrule.harness_values import StudentError, count_text, plain_value, returned_values, with_article
@@ -42,27 +43,15 @@ MAX_STDOUT_CHARS = 4_000
 MAX_MESSAGE_CHARS = 600
 MAX_OUTPUT_CHARS = 512 * 1024
 _READ = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9][A-Za-z0-9_]*)*")
-_FUTURE = "from __future__ import annotations\n"
-_OWN_IMPORT = ("from chainrule.harness_values import "
-               "StudentError, count_text, plain_value, returned_values, with_article\n")
-_ENTRY = """
-
-if __name__ == "__main__":
-    if "job_input" not in globals():
-        from sandbox_guest import emit, job_input
-    emit(run_harness(job_input()))
+_ENTRY = """import sandbox_guest
+from {module} import run_harness
+sandbox_guest.emit(run_harness(sandbox_guest.job_input()))
 """
 
 
 def harness_source() -> str:
-    """The job's Python source: harness_values.py, then this file without its
-    import of it, then a call of the runner's job_input() and emit()."""
-    here = Path(__file__)
-    values = here.with_name("harness_values.py").read_text(encoding="utf-8")
-    own = here.read_text(encoding="utf-8")
-    if _FUTURE not in own or _OWN_IMPORT not in own:
-        raise RuntimeError("harness.py no longer has the lines harness_source() removes")
-    return values + "\n\n" + own.replace(_FUTURE, "", 1).replace(_OWN_IMPORT, "", 1) + _ENTRY
+    """The job's Python source: three lines that import and run this module inside the sandbox."""
+    return _ENTRY.format(module=__name__)
 
 
 class _BoundedText(io.StringIO):

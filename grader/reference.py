@@ -65,6 +65,10 @@ sandbox_guest.emit(reply)
 
 
 SANDBOX_HINT = "`make run` starts it; alone: `bash scripts/start_sandbox.sh`"
+# What the sandbox's zygotes import once (scripts/start_sandbox.sh and docker-compose.yml list the same):
+# the analysis for reference programs, SymPy for formulas, the code-part harness. Its torch-less sibling
+# imports those that need no torch.
+SANDBOX_PRELOAD = ("chainrule.analysis", "chainrule.symbolic", "chainrule.harness")
 
 
 class SandboxRunner(ReferenceRunner):

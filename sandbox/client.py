@@ -19,6 +19,7 @@ from sandbox.protocol import PROTOCOL_VERSION, JobRequest, ProtocolError, recv_m
 from sandbox.result import INSECURE_DEV, InvalidResponse, JobResult, parse_response
 
 DEFAULT_SOCKET = "/run/sandbox/sandbox.sock"
+TORCHLESS_SUFFIX = ".torchless"  # the torch-less server's socket beside the main one (sandbox/torchless.py)
 _QUEUE_ALLOWANCE_SECONDS = 60.0  # time a job may wait for a free slot (back-pressure)
 
 
@@ -108,14 +109,15 @@ def run_job(
 
     `input` is handed to the job as JSON (`sandbox_guest.job_input()`); never put
     answers or reference code in it. `fresh_interpreter` is the benchmark baseline;
-    `without_torch` runs the job in a fresh python for which torch does not exist (hidden
-    from its filesystem: for "by hand" parts).
+    `without_torch` runs the job on the server's torch-less sibling (`socket_path` + ".torchless"),
+    where torch exists neither in memory nor on disk: for "by hand" parts.
     """
     limits = limits or Limits()
     request = _request(source, input, limits, fresh_interpreter, without_torch)
     started = time.monotonic()
     wait = timeout if timeout is not None else limits.wall_seconds + _QUEUE_ALLOWANCE_SECONDS
-    document = _checked(_exchange(socket_path, request.to_message(), wait, _response_cap(limits)))
+    path = socket_path + TORCHLESS_SUFFIX if without_torch else socket_path
+    document = _checked(_exchange(path, request.to_message(), wait, _response_cap(limits)))
     try:
         result = parse_response(document, limits)
     except InvalidResponse as exc:

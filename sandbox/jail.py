@@ -217,12 +217,3 @@ def _pivot(root: str) -> None:
     os.rmdir("/.old-root")
     linux.mount(None, "/", None, linux.MS_REMOUNT | linux.MS_BIND | _RO)
     os.chdir(WORK_DIR)
-
-
-def hide(paths: tuple[str, ...]) -> None:
-    """In the calling (student) process only: a private mount namespace in which each path
-    is an empty read-only directory. Runs as root, before confinement."""
-    linux.unshare(linux.CLONE_NEWNS)
-    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    for path in paths:
-        linux.mount("tmpfs", path, "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")

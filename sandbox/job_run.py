@@ -63,7 +63,6 @@ def _start(request: JobRequest, init: InitLink, watch: Watch) -> float:
     for name, fd in zip(_STREAMS, readers, strict=True):
         watch.streams[name].fd = fd
     job = {"limits": request.limits.to_dict(), "fresh": request.fresh_interpreter,
-           "without_torch": request.without_torch,
            "source": request.source, "input_json": request.input_json}
     started = time.monotonic()
     _write_job(job_write, json.dumps(job).encode(), started + request.limits.wall_seconds)
@@ -150,6 +149,9 @@ def answer(conn: socket.socket, init: InitLink, seat: Seat, ctx: ServerContext) 
     try:
         document = recv_message(conn, MAX_REQUEST_BYTES)
         request = None if document.get("op") == "ping" else parse_request(document)
+        if request is not None and request.without_torch == ctx.torch:
+            raise ProtocolError("a job without torch runs on the torch-less server's socket (<socket>.torchless), "
+                                "any other job on the main socket")
     except (ProtocolError, OSError) as exc:
         _reply(conn, {"v": PROTOCOL_VERSION, "rejected": str(exc)})
         return Served(f"rejected: {exc}", ran_job=False, reusable=True)

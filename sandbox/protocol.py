@@ -62,7 +62,7 @@ class JobRequest:
     input_json: str  # kept serialised: the job parses it, the proxy never interprets it
     limits: Limits
     fresh_interpreter: bool = False  # benchmark baseline: exec a new python in the same jail
-    without_torch: bool = False  # a fresh python in which torch does not exist ("by hand" parts)
+    without_torch: bool = False  # for the torch-less server, where torch does not exist ("by hand" parts)
 
     def to_message(self) -> dict[str, Any]:
         return {
