@@ -251,30 +251,8 @@ def test_proc_pressure_and_sys_are_empty(contained: Server) -> None:
     assert (result.status, result.result) == ("ok", [[], []])
 
 
-def test_student_code_cannot_forge_the_harness_result(contained: Server) -> None:
-    """`emit()` then `os._exit(0)` once wrote the student's own verdict; now the student's code
-    runs in a child without the result channel, and the harness reports what really happened."""
-    from chainrule.harness import harness_source
-
-    forged = {"ok": True, "error": None, "stdout": "", "points": [{"values": {"0": 7.0, "1": 2.0}, "error": None}]}
-    student = (
-        "import os, sandbox_guest\n"
-        f"try:\n    sandbox_guest.emit({forged!r})\nexcept Exception as exc:\n    print('emit:', exc)\n"
-        f"for fd in (3, 4, 5):\n    try:\n        os.write(fd, b'{{}}')\n    except OSError as exc:\n"
-        "        print(fd, exc.strerror)\n"
-        "try:\n    open(f'/proc/{os.getppid()}/fd/3', 'wb')\nexcept OSError as exc:\n    print('proc:', exc.strerror)\n"
-        "os._exit(0)\n"
-    )
-    job = {"mode": "function", "source": student, "points": [{"x0": 2.0, "y0": 3.0}], "function": "grad_z",
-           "args": ["x0", "y0"], "returns": 2}
-    result = run_job(source=harness_source(), input=job, limits=Limits(), socket_path=contained.socket_path)
-    assert result.status == "ok" and isinstance(result.result, dict), result
-    assert result.result.get("ok") is False and result.result["points"] == [], result.result
-    assert "ended the grading process" in result.result["error"]  # the junk written to fd 5 is refused
-
-
 def test_a_job_without_torch_cannot_reach_it_by_any_path(contained: Server) -> None:
-    """For "by hand" parts: a fresh python in which torch's files do not exist."""
+    """For "by hand" parts: the torch-less server, where torch was never imported and its files do not exist."""
     source = (
         "import importlib, sys, sandbox_guest\n"
         "import os, site\n"
