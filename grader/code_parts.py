@@ -16,6 +16,7 @@ from assignments.models import Part
 from chainrule import Diagnosis, Highlight
 from chainrule.code_grading import grade_code
 from chainrule.harness import harness_source
+from config.structured_logging import current_log_fields
 from grader.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 
 MAX_CODE_CHARS = 50_000
@@ -78,7 +79,7 @@ def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
 
     try:
         result = run_job(source=harness_source(), input=job, limits=sandbox_limits(), without_torch=without_torch,
-                         socket_path=settings.SANDBOX_SOCKET,
+                         socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:
         raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from chainrule import Analysis
+from config.structured_logging import current_log_fields
 
 
 class ReferenceError(Exception):
@@ -79,7 +80,7 @@ class SandboxRunner(ReferenceRunner):
 
         try:
             result = run_job(source=ANALYZE_JOB, input=job, limits=sandbox_limits(reference=True),
-                             socket_path=settings.SANDBOX_SOCKET,
+                             socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                              allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
         except SandboxError as exc:
             raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None

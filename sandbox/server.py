@@ -17,7 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 
-from sandbox import backends, jail, linux, torchless, warm
+from sandbox import backends, jail, linux, logs, torchless, warm
 from sandbox.cgroups import CgroupTree, setup_cgroups
 from sandbox.confine import Identity
 from sandbox.context import HARDENED, Seat, ServerContext
@@ -164,7 +164,7 @@ def _listen(config: ServerConfig) -> socket.socket:
 
 def serve(config: ServerConfig) -> int:
     """Run the server in the foreground until SIGTERM/SIGINT; return the exit status."""
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="sandbox[%(process)d] %(message)s")
+    logs.configure(sys.stderr)
     backend = backends.choose_backend(config.backend, config.allow_insecure_dev_backend)
     if backend != HARDENED:
         log.warning("INSECURE DEVELOPMENT BACKEND: rlimits only, no isolation. Never use it for real students.")

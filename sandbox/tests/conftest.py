@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +49,10 @@ class Server:
 
     def log(self) -> str:
         return Path(self.log_path).read_text()
+
+    def log_entries(self) -> list[dict[str, Any]]:
+        """The server's JSON log lines (sandbox/logs.py)."""
+        return [json.loads(line) for line in self.log().splitlines() if line.startswith("{")]
 
 
 def free_uid_base(count: int, start: int = 62000) -> int:
