@@ -45,6 +45,7 @@ def sandbox_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
     """Start on the first free range of seat uids: another test session may hold one."""
+    from assignments.reference import SANDBOX_PRELOAD
     from sandbox.client import SandboxUnavailable
     from sandbox.launch import spawn_server
 
@@ -52,7 +53,7 @@ def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
     for uid_base in range(61000, 63000, 100):
         with open(OUTPUT / "sandbox.log", "ab") as log:
             try:
-                return spawn_server(path, preload=("chainrule.analysis", "chainrule.answers.formula_sympy"),
+                return spawn_server(path, preload=SANDBOX_PRELOAD,
                                     package_dirs=(str(ROOT / "chainrule"),),
                                     uid_base=uid_base, stderr=log.fileno())
             except SandboxUnavailable:

@@ -18,6 +18,7 @@ from assignments.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 from chainrule import Diagnosis, Highlight
 from chainrule.answers.code_grading import grade_code
 from chainrule.code.harness import harness_source
+from config.structured_logging import current_log_fields
 
 MAX_CODE_CHARS = 50_000
 
@@ -74,7 +75,7 @@ def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
 
     try:
         result = run_job(source=harness_source(), input=job, limits=sandbox_limits(), without_torch=without_torch,
-                         socket_path=settings.SANDBOX_SOCKET,
+                         socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:
         raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None

@@ -14,6 +14,7 @@ from django.conf import settings
 from assignments.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
 from chainrule.answers.formula_job import CHECK_JOB, equivalence_request
 from chainrule.answers.formula_parse import Formula
+from config.structured_logging import current_log_fields
 
 CPU_SECONDS = 2.0
 WALL_SECONDS = 4.0
@@ -29,7 +30,7 @@ def formula_equivalence_check(answer: Formula, reference: Formula, variables: li
     limits = replace(sandbox_limits(), cpu_seconds=CPU_SECONDS, wall_seconds=WALL_SECONDS, memory_mb=MEMORY_MB)
     try:
         result = run_job(source=CHECK_JOB, input=equivalence_request(answer, reference, variables, points),
-                         limits=limits, socket_path=settings.SANDBOX_SOCKET,
+                         limits=limits, socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:
         raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None

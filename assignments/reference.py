@@ -16,6 +16,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from chainrule import Analysis
+from config.structured_logging import current_log_fields
 
 
 class ReferenceError(Exception):
@@ -65,6 +66,10 @@ sandbox_guest.emit(reply)
 
 
 SANDBOX_HINT = "`make run` starts it; alone: `bash scripts/start_sandbox.sh`"
+# What the sandbox's zygotes import once (scripts/start_sandbox.sh and docker-compose.yml list the same):
+# the analysis for reference programs, SymPy for formulas, the code-part harness. Its torch-less sibling
+# imports those that need no torch.
+SANDBOX_PRELOAD = ("chainrule.analysis", "chainrule.answers.formula_sympy", "chainrule.code.harness")
 
 
 class SandboxRunner(ReferenceRunner):
@@ -75,7 +80,7 @@ class SandboxRunner(ReferenceRunner):
 
         try:
             result = run_job(source=ANALYZE_JOB, input=job, limits=sandbox_limits(reference=True),
-                             socket_path=settings.SANDBOX_SOCKET,
+                             socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                              allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
         except SandboxError as exc:
             raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None

@@ -5,9 +5,11 @@ time: from the fault until a probe answer submitted right after it is graded.
 
     .venv/bin/python bench/chaos.py                           # 1000 students in 60 s, every fault
     .venv/bin/python bench/chaos.py --students 100 --seconds 20 --faults worker,redis   # the CI size
+    .venv/bin/python bench/chaos.py --postgres               # on PostgreSQL, and stop it briefly too
 
-PostgreSQL is not stopped: the drill's database is a private SQLite file (stopping the
-machine's PostgreSQL is never done). Exit status 1 when anything was lost or doubled.
+The drill's database is a private SQLite file, or with --postgres a PostgreSQL cluster of its own
+(initdb in its work directory, a free port): that one is stopped for two seconds and started again.
+The machine's PostgreSQL is never touched. Exit status 1 when anything was lost or doubled.
 """
 
 from __future__ import annotations
@@ -87,6 +89,10 @@ def chaos(faults: list[str]) -> Callable[[Stack, float], None]:
             if name == "worker":
                 args: tuple[Any, ...] = ("SIGKILL the numeric worker (the drill's supervisor restarts it)", "numeric",
                                          lambda: stack.kill_worker("numeric"), lambda: None)
+            elif name == "postgres":
+                assert stack.postgres is not None, "the chaos drill stops only a private PostgreSQL (--postgres)"
+                args = ("stop the private PostgreSQL for 2 s (connections cut)", "numeric", stack.postgres.stop,
+                        _restart_after(stack.postgres.start, 2.0))
             elif name == "redis":
                 assert stack.redis is not None, "the chaos drill restarts only a private Redis"
                 args = ("restart the private Redis (queued messages lost)", "numeric", stack.redis.kill,
@@ -103,12 +109,17 @@ def chaos(faults: list[str]) -> Callable[[Stack, float], None]:
 
 def main(argv: list[str] | None = None) -> int:
     p = parser()
-    p.add_argument("--faults", default="worker,redis,sandbox", help="comma-separated: worker, redis, sandbox")
+    p.add_argument("--faults", help="comma-separated: worker, redis, sandbox, postgres (default: all that apply)")
+    p.add_argument("--postgres", action="store_true", help="a private PostgreSQL cluster instead of SQLite")
     args = p.parse_args(argv)
-    args.private_redis = True
-    faults = [f for f in args.faults.split(",") if f]
+    args.private_redis, args.private_postgres = True, args.postgres
+    faults = [f for f in (args.faults or "worker,redis,sandbox" + (",postgres" if args.postgres else "")).split(",")
+              if f]
+    if "postgres" in faults and not args.postgres:
+        p.error("the postgres fault needs --postgres (a private cluster; the machine's is never stopped)")
+    database = "a private PostgreSQL cluster" if args.postgres else "private SQLite (PostgreSQL: --postgres)"
     print(f"chaos drill: {args.students} students in {args.seconds:g} s; faults: {', '.join(faults)}; "
-          "PostgreSQL: not stopped (the drill's database is private SQLite)", flush=True)
+          f"database: {database}", flush=True)
     [verdict] = private_run(args, during=chaos(faults))
     print(f"\nchaos verdict: {verdict.lost} lost, {verdict.doubled} doubled, {verdict.errored} infrastructure errors, "
           f"{verdict.redelivered} redelivered and graded once")

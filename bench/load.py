@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from numeric_bench import CODE_WORK, NUMERIC_WORK  # noqa: E402
-from stack import PrivateRedis, Stack, setup_django  # noqa: E402
+from stack import PrivatePostgres, PrivateRedis, Stack, setup_django  # noqa: E402
 
 PASSWORD = "load-drill-password"
 
@@ -223,14 +223,17 @@ def private_run(args: argparse.Namespace, during: Callable[[Stack, float], None]
     verdicts: list[Verdict] = []
     with tempfile.TemporaryDirectory(prefix="load-drill-") as tmp:
         workdir = Path(tmp)
-        setup_django(workdir)
+        postgres = PrivatePostgres() if getattr(args, "private_postgres", False) else None
+        if postgres:
+            postgres.create()
+        setup_django(workdir, database_url=postgres.url if postgres else None)
         redis = PrivateRedis() if args.private_redis else None
         if redis:
             redis.start()
         call_command("migrate", verbosity=0)
         try:
             for workers in [int(w) for w in str(args.workers).split(",")]:
-                stack = Stack(workdir=workdir, redis=redis, numeric_workers=workers)
+                stack = Stack(workdir=workdir, redis=redis, postgres=postgres, numeric_workers=workers)
                 _point_producer(stack, stack.redis_url)
                 try:
                     stack.start()
@@ -244,6 +247,10 @@ def private_run(args: argparse.Namespace, during: Callable[[Stack, float], None]
                                           login=args.login)
                     if chaos:
                         chaos.join()
+                    if postgres:
+                        from django.db import connections
+
+                        connections.close_all()  # the drill's own connection may date from before a stop
                     verdict = verify(outcome.ids, students)
                     report(f"numeric pool -c {workers}", outcome, verdict, args.students)
                     verdicts.append(verdict)
@@ -252,6 +259,11 @@ def private_run(args: argparse.Namespace, during: Callable[[Stack, float], None]
         finally:
             if redis:
                 redis.kill()
+            if postgres:
+                from django.db import connections
+
+                connections.close_all()
+                postgres.remove()
     return verdicts
 
 
@@ -285,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     if "DATABASE_URL" not in os.environ:
         sys.exit("--url needs DATABASE_URL: the drill creates its students and checks grading in that database")
     os.environ.setdefault("SECRET_KEY", "load-drill-client")
-    setup_django(Path("."), database_url=os.environ["DATABASE_URL"])
+    setup_django(Path("."), database_url=os.environ["DATABASE_URL"], private=False)
     students = students_create(args.students, with_password=args.login == "password")
     outcome = load_window(args.url, students, seconds=args.seconds, code_share=args.code_share, login=args.login)
     report(args.url, outcome, verify(outcome.ids, students), args.students)

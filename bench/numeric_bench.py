@@ -391,14 +391,14 @@ def reference_sandbox() -> Iterator[None]:
     if not settings.GRADER_REFERENCE_RUNNER.endswith(".SandboxRunner"):
         yield
         return
+    from assignments.reference import SANDBOX_PRELOAD
     from sandbox.client import SandboxUnavailable
     from sandbox.launch import spawn_server, stop_server
 
     for uid_base in range(62000, 64000, 100):  # the first range no other server (a test session) holds
         with open(LOGS / "bench-sandbox.log", "ab") as log:
             try:
-                server = spawn_server(settings.SANDBOX_SOCKET,
-                                      preload=("chainrule.analysis", "chainrule.answers.formula_sympy"),
+                server = spawn_server(settings.SANDBOX_SOCKET, preload=SANDBOX_PRELOAD,
                                       package_dirs=(str(ROOT / "chainrule"),), uid_base=uid_base, stderr=log.fileno(),
                                       allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
                 break

@@ -36,6 +36,7 @@ sandbox_guest.emit(x.grad.item())
 WARM_LIMITS = Limits()
 BASELINE_LIMITS = Limits(wall_seconds=120, cpu_seconds=60)  # a cold torch import needs far more than 5 s
 BENCH_UID_BASE = 60600
+CHAINRULE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chainrule")  # the harness
 P50_TARGET_MS = 30.0
 RATIO_TARGET = 40.0
 
@@ -99,12 +100,12 @@ def measure_code_parts(socket_path: str, jobs: int) -> None:
     """Each figure beside one bare sandbox job measured in the same run."""
     bare = sorted(_one(socket_path, fresh=False)[0] for _ in range(jobs))
     code = sorted(_code_part(socket_path, CODE_PART_JOB, False) for _ in range(jobs))
-    by_hand = sorted(_code_part(socket_path, BY_HAND_JOB, True) for _ in range(max(3, jobs // 4)))
+    by_hand = sorted(_code_part(socket_path, BY_HAND_JOB, True) for _ in range(jobs))
     bare_p50 = statistics.median(bare)
     print(f"\n{'job (1 concurrent)':<42} {'p50 ms':>8} {'p95 ms':>8} {'x bare':>7}")
     for label, samples in (("bare sandbox job (seed example)", bare),
                            ("code part: harness, 6 points, torch", code),
-                           ("by-hand part: fresh python without torch", by_hand)):
+                           ("by-hand part: torch-less server, 6 points", by_hand)):
         p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
         p50 = statistics.median(samples)
         print(f"{label:<42} {p50:>8.1f} {p95:>8.1f} {p50 / bare_p50:>7.1f}")
@@ -145,7 +146,8 @@ def _start_server(socket_path: str, slots: int) -> subprocess.Popen[bytes]:
     for attempt in range(10):
         try:
             return spawn_server(socket_path, slots=slots, uid_base=BENCH_UID_BASE + 64 * attempt,
-                                stderr=subprocess.DEVNULL)
+                                stderr=subprocess.DEVNULL, preload=("chainrule.code.harness",),
+                                package_dirs=(CHAINRULE,))
         except SandboxUnavailable:
             continue
     raise SystemExit("could not start a sandbox server (is this Linux, as root, with libseccomp2?)")

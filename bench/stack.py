@@ -4,12 +4,14 @@ pool per lane and gunicorn, each a process the drill can kill and restart."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -89,12 +91,55 @@ class PrivateRedis:
         stop(self.proc, signal.SIGKILL)
 
 
+class PrivatePostgres:
+    """A PostgreSQL cluster of the drill's own (initdb in its work directory, a free port, run as the
+    `postgres` user): stopping it never touches the machine's server or anyone else's database."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.home = Path(tempfile.mkdtemp(prefix="drill-postgres-"))  # the drill's work dir is root's alone
+        self.data, self.sockets = self.home / "data", self.home / "sockets"
+        self.bin = Path(shutil.which("pg_ctl") or "/usr/lib/postgresql/bin/pg_ctl").parent
+        self.user = "postgres" if os.geteuid() == 0 else None  # the server refuses to run as root
+
+    @property
+    def url(self) -> str:
+        return f"postgres://drill@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *args: str) -> None:
+        done = subprocess.run([str(self.bin / args[0]), *args[1:]], user=self.user, capture_output=True, text=True,
+                              timeout=120)
+        if done.returncode:
+            raise RuntimeError(f"{args[0]} failed: {done.stderr.strip()[-500:]}")
+
+    def create(self) -> None:
+        for path in (self.home, self.data, self.sockets):
+            path.mkdir(exist_ok=True)
+            if self.user:
+                shutil.chown(path, self.user)
+        self._run("initdb", "-D", str(self.data), "-U", "drill", "--auth=trust", "--no-sync")
+        self.start()
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.data / "server.log"), "-w", "start")
+
+    def stop(self) -> None:
+        """Fast shutdown: open connections are cut, as when the database host goes away."""
+        with contextlib.suppress(RuntimeError):
+            self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
 class Stack:
     """Django must be set up (setup_django) before start(); every process shares its database."""
 
-    def __init__(self, *, workdir: Path, redis: PrivateRedis | None, numeric_workers: int = 2,
-                 code_workers: int = 2) -> None:
-        self.workdir, self.redis = workdir, redis
+    def __init__(self, *, workdir: Path, redis: PrivateRedis | None, postgres: PrivatePostgres | None = None,
+                 numeric_workers: int = 2, code_workers: int = 2) -> None:
+        self.workdir, self.redis, self.postgres = workdir, redis, postgres
         self.redis_url = redis.url if redis else "redis://127.0.0.1:6379/0"
         self.queue = f"drill-{uuid.uuid4().hex[:8]}"
         self.numeric_workers, self.code_workers = numeric_workers, code_workers
@@ -124,13 +169,14 @@ class Stack:
     def start_sandbox(self) -> None:
         from django.conf import settings
 
+        from assignments.reference import SANDBOX_PRELOAD
         from sandbox.launch import spawn_server
 
         with open(LOGS / "drill-sandbox.log", "ab") as log:
             for uid_base in range(63000, 64500, 100):
                 try:
                     self.procs["sandbox"] = spawn_server(
-                        settings.SANDBOX_SOCKET, preload=("chainrule.analysis",),
+                        settings.SANDBOX_SOCKET, preload=SANDBOX_PRELOAD,
                         package_dirs=(str(ROOT / "chainrule"),),
                         uid_base=uid_base, stderr=log.fileno(),
                         allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
@@ -186,10 +232,11 @@ class Stack:
             self.procs.pop(name, None)
 
 
-def setup_django(workdir: Path, *, database_url: str | None = None) -> None:
-    """A fresh SQLite database in `workdir` (or DATABASE_URL), the catalog loaded by the caller."""
+def setup_django(workdir: Path, *, database_url: str | None = None, private: bool = True) -> None:
+    """A fresh SQLite database in `workdir` (or DATABASE_URL), the catalog loaded by the caller.
+    `private`: a stack of the drill's own, with its own sandbox server too."""
     os.environ["DATABASE_URL"] = database_url or f"sqlite:///{workdir / 'drill.sqlite3'}"
-    if database_url is None:  # a private stack: its own sandbox server too
+    if private:
         os.environ["SANDBOX_SOCKET"] = str(workdir / "sandbox.sock")
     os.environ.setdefault("SECRET_KEY", "drill-only-" + uuid.uuid4().hex)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

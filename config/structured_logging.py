@@ -1,21 +1,23 @@
-"""One JSON object per log line, carrying the submission id through web, worker and sandbox client.
+"""One JSON object per log line, carrying the submission id through web, worker and sandbox.
 
 `submission_context(id)` binds the id for everything logged inside it (the Celery task binds
 it around grading, so the sandbox client's and the grading code's lines carry it too); a
-record's own `extra={"submission_id": …}` wins.
+record's own `extra={"submission_id": …}` wins. Sandbox jobs started inside it carry it to the
+sandbox server (`current_log_fields`), whose lines use the same JSON formatter (sandbox/logs.py).
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+
+from sandbox.logs import JsonFormatter
+
+__all__ = ["JsonFormatter", "SubmissionFilter", "current_log_fields", "submission_context"]
 
 _submission: contextvars.ContextVar[int | None] = contextvars.ContextVar("submission_id", default=None)
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
 
 @contextmanager
@@ -34,15 +36,7 @@ class SubmissionFilter(logging.Filter):
         return True
 
 
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname,
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        entry.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD and v is not None})
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+def current_log_fields() -> dict[str, int]:
+    """What a sandbox job is tagged with, so the sandbox's log lines name the submission too."""
+    submission_id = _submission.get()
+    return {} if submission_id is None else {"submission_id": submission_id}

@@ -54,10 +54,15 @@ def code_in_flight(*, student_id: int) -> int:
 def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> list[int]:
     """Release the student's oldest held code submissions into the free slots; returns their ids.
 
-    Each release is a conditional update, so two releasers never enqueue the same row.
+    One query finds the student's active code rows (both in flight and held); the budget is summed
+    only when one may be released. Each release is a conditional update, so two releasers never
+    enqueue the same row.
     """
-    slots = settings.GRADER_CODE_IN_FLIGHT - code_in_flight(student_id=student_id)
-    if slots <= 0:
+    active = list(Submission.objects.filter(student_id=student_id, lane=CODE, status__in=ACTIVE)
+                  .order_by("id").values_list("id", "status", "enqueued_at")[:1000])
+    held = [row_id for row_id, status, enqueued in active if enqueued is None and status == Submission.Status.QUEUED]
+    slots = settings.GRADER_CODE_IN_FLIGHT - sum(enqueued is not None for _, _, enqueued in active)
+    if slots <= 0 or not held:
         return []
     budget = settings.GRADER_SANDBOX_BUDGET_SECONDS
     if budget and sandbox_seconds_spent(student_id=student_id) >= budget:
@@ -66,10 +71,8 @@ def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> lis
 
         throttled_count(reason="budget")
         return []
-    held = Submission.objects.filter(student_id=student_id, lane=CODE, status=Submission.Status.QUEUED,
-                                     enqueued_at__isnull=True).order_by("id").values_list("id", flat=True)
     released = []
-    for submission_id in list(held[:slots]):
+    for submission_id in held[:slots]:
         if Submission.objects.filter(id=submission_id, enqueued_at__isnull=True,
                                      status=Submission.Status.QUEUED).update(enqueued_at=_now()):
             enqueue(submission_id, CODE)

@@ -162,11 +162,17 @@ def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR) -> dict[
 
 
 def torch_dirs() -> tuple[str, ...]:
-    """torch's package and its companions, as real paths: what a job `without_torch` must not see."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.__file__:
+    """torch's package and its companions, as real paths, found without importing torch: what the
+    torch-less server's root shows empty."""
+    import importlib.util  # noqa: PLC0415
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):  # blocked in sys.modules (the development backend's torch-less server)
+        spec = None
+    if spec is None or not spec.origin:
         return ()
-    package = os.path.dirname(os.path.realpath(torch.__file__))
+    package = os.path.dirname(os.path.realpath(spec.origin))
     site = os.path.dirname(package)
     companions = [os.path.join(site, name) for name in ("functorch", "torchgen")]
     return tuple(path for path in [package, *companions] if os.path.isdir(path))

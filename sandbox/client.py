@@ -12,13 +12,22 @@ import json
 import os
 import socket
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from sandbox.limits import Limits, LimitsError, validate_limits
-from sandbox.protocol import PROTOCOL_VERSION, JobRequest, ProtocolError, recv_message, send_message
+from sandbox.protocol import (
+    PROTOCOL_VERSION,
+    JobRequest,
+    ProtocolError,
+    checked_log_fields,
+    recv_message,
+    send_message,
+)
 from sandbox.result import INSECURE_DEV, InvalidResponse, JobResult, parse_response
 
 DEFAULT_SOCKET = "/run/sandbox/sandbox.sock"
+TORCHLESS_SUFFIX = ".torchless"  # the torch-less server's socket beside the main one (sandbox/torchless.py)
 _QUEUE_ALLOWANCE_SECONDS = 60.0  # time a job may wait for a free slot (back-pressure)
 
 
@@ -83,14 +92,15 @@ def _response_cap(limits: Limits) -> int:
 
 
 def _request(source: str, input: object, limits: Limits, fresh_interpreter: bool,
-             without_torch: bool = False) -> JobRequest:
+             without_torch: bool = False, log_fields: Mapping[str, int | str] | None = None) -> JobRequest:
     try:
         validate_limits(limits)
         input_json = json.dumps(input)
-    except (LimitsError, TypeError, ValueError) as exc:
+        fields = checked_log_fields(log_fields or {})
+    except (LimitsError, TypeError, ValueError, ProtocolError) as exc:
         raise SandboxRequestError(str(exc)) from None
     return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh_interpreter,
-                      without_torch=without_torch)
+                      without_torch=without_torch, log_fields=fields)
 
 
 def run_job(
@@ -103,19 +113,22 @@ def run_job(
     allow_insecure_dev_backend: bool = False,
     fresh_interpreter: bool = False,
     without_torch: bool = False,
+    log_fields: Mapping[str, int | str] | None = None,
 ) -> JobResult:
     """Run `source` in the sandbox and return its validated result.
 
     `input` is handed to the job as JSON (`sandbox_guest.job_input()`); never put
     answers or reference code in it. `fresh_interpreter` is the benchmark baseline;
-    `without_torch` runs the job in a fresh python for which torch does not exist (hidden
-    from its filesystem: for "by hand" parts).
+    `without_torch` runs the job on the server's torch-less sibling (`socket_path` + ".torchless"),
+    where torch exists neither in memory nor on disk: for "by hand" parts. `log_fields` (the grader
+    sends `submission_id`) appear on the server's log lines about this job.
     """
     limits = limits or Limits()
-    request = _request(source, input, limits, fresh_interpreter, without_torch)
+    request = _request(source, input, limits, fresh_interpreter, without_torch, log_fields)
     started = time.monotonic()
     wait = timeout if timeout is not None else limits.wall_seconds + _QUEUE_ALLOWANCE_SECONDS
-    document = _checked(_exchange(socket_path, request.to_message(), wait, _response_cap(limits)))
+    path = socket_path + TORCHLESS_SUFFIX if without_torch else socket_path
+    document = _checked(_exchange(path, request.to_message(), wait, _response_cap(limits)))
     try:
         result = parse_response(document, limits)
     except InvalidResponse as exc:

@@ -23,7 +23,7 @@ class ServerContext:
     job_env: dict[str, str]  # the complete environment a job sees
     python: str  # interpreter for the fresh-interpreter baseline
     guest_dir: str  # directory holding sandbox_guest.py
-    torch_dirs: tuple[str, ...] = ()  # hidden from jobs `without_torch` (torch, functorch, torchgen)
+    torch: bool = True  # False in the torch-less server (sandbox/torchless.py)
 
 
 @dataclass(frozen=True)

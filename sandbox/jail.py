@@ -3,7 +3,9 @@
 Layout seen by the job:
     /<allow-listed host paths>   read-only, nosuid, nodev (Python, venv, packages, libs)
     /job  /tmp  /dev/shm         one size- and inode-limited tmpfs owned by the seat uid
-    /proc                        a fresh proc for the job's PID namespace, other users hidden
+    /proc                        a fresh proc for the seat's PID namespace showing only the job's own
+                                 process (subset=pid, hidepid); on kernels before 5.8 the whole proc
+                                 with every host-wide file masked
     /dev/{null,zero,full,random,urandom}
 Nothing else of the host exists: no /etc, no /home, no project directory, no sockets.
 """
@@ -163,11 +165,25 @@ def enter(plan: RootPlan) -> None:
     for path in [_STAGING, *(target for target, _ in _JOB_MOUNTS)]:
         os.makedirs(_inside(root, path), exist_ok=True)
     _populate_dev(root)
-    os.mkdir(_inside(root, "/proc"))
-    linux.mount("proc", _inside(root, "/proc"), "proc",
-                linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC, "hidepid=invisible")
-    _mask_host_counters(root)
+    if not _mount_proc(root):
+        _mask_host_counters(root)
     _pivot(root)
+
+
+def _mount_proc(root: str) -> bool:
+    """A fresh procfs of the seat's PID namespace (other users' processes invisible) that shows only
+    processes (`subset=pid`, Linux 5.8+): none of the host-wide files a PID namespace does not
+    virtualise exist in it. False when the kernel refuses that option: then the whole procfs is
+    mounted, and `_mask_host_counters` hides them one by one."""
+    target = _inside(root, "/proc")
+    os.mkdir(target)
+    flags = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+    try:
+        linux.mount("proc", target, "proc", flags, "hidepid=invisible,subset=pid")
+        return True
+    except OSError:
+        linux.mount("proc", target, "proc", flags, "hidepid=invisible")
+        return False
 
 
 # Host-wide files a PID namespace does not virtualise: the host's CPU and memory use, load, boot
@@ -217,12 +233,3 @@ def _pivot(root: str) -> None:
     os.rmdir("/.old-root")
     linux.mount(None, "/", None, linux.MS_REMOUNT | linux.MS_BIND | _RO)
     os.chdir(WORK_DIR)
-
-
-def hide(paths: tuple[str, ...]) -> None:
-    """In the calling (student) process only: a private mount namespace in which each path
-    is an empty read-only directory. Runs as root, before confinement."""
-    linux.unshare(linux.CLONE_NEWNS)
-    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-    for path in paths:
-        linux.mount("tmpfs", path, "tmpfs", _RO | linux.MS_NOEXEC, "size=4k,nr_inodes=1,mode=0555")

@@ -12,7 +12,8 @@ import os
 import select
 import socket
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sandbox.context import Seat, ServerContext
@@ -63,7 +64,6 @@ def _start(request: JobRequest, init: InitLink, watch: Watch) -> float:
     for name, fd in zip(_STREAMS, readers, strict=True):
         watch.streams[name].fd = fd
     job = {"limits": request.limits.to_dict(), "fresh": request.fresh_interpreter,
-           "without_torch": request.without_torch,
            "source": request.source, "input_json": request.input_json}
     started = time.monotonic()
     _write_job(job_write, json.dumps(job).encode(), started + request.limits.wall_seconds)
@@ -129,6 +129,7 @@ class Served:
     outcome: str  # for the log
     ran_job: bool  # False: the init is still waiting and must be told to stand by again
     reusable: bool  # False: the seat must be rebuilt before the next job
+    log_fields: Mapping[str, int | str] = field(default_factory=dict)  # what the request asked its lines to carry
 
 
 def _reply(conn: socket.socket, document: dict[str, Any]) -> bool:
@@ -150,6 +151,9 @@ def answer(conn: socket.socket, init: InitLink, seat: Seat, ctx: ServerContext) 
     try:
         document = recv_message(conn, MAX_REQUEST_BYTES)
         request = None if document.get("op") == "ping" else parse_request(document)
+        if request is not None and request.without_torch == ctx.torch:
+            raise ProtocolError("a job without torch runs on the torch-less server's socket (<socket>.torchless), "
+                                "any other job on the main socket")
     except (ProtocolError, OSError) as exc:
         _reply(conn, {"v": PROTOCOL_VERSION, "rejected": str(exc)})
         return Served(f"rejected: {exc}", ran_job=False, reusable=True)
@@ -157,12 +161,13 @@ def answer(conn: socket.socket, init: InitLink, seat: Seat, ctx: ServerContext) 
         _reply(conn, {"v": PROTOCOL_VERSION, "op": "pong", "backend": ctx.backend})
         return Served("ping", ran_job=False, reusable=True)
     conn.settimeout(None)
+    fields = request.log_fields
     try:
         response, watch = run(request, init, seat, ctx, conn.fileno())
     except (InfrastructureFailure, OSError) as exc:
         _reply(conn, {"v": PROTOCOL_VERSION, "failure": str(exc)})
-        return Served(f"failure: {exc}", ran_job=True, reusable=False)
+        return Served(f"failure: {exc}", ran_job=True, reusable=False, log_fields=fields)
     if response is None or not _reply(conn, response):
-        return Served("client gone", ran_job=True, reusable=watch.init_alive)
+        return Served("client gone", ran_job=True, reusable=watch.init_alive, log_fields=fields)
     outcome = f"{response['status']} in {response['timings']['run_ms']:.1f} ms"
-    return Served(outcome, ran_job=True, reusable=watch.init_alive)
+    return Served(outcome, ran_job=True, reusable=watch.init_alive, log_fields=fields)

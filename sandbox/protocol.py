@@ -8,9 +8,11 @@ client nor a compromised job can make the other side buffer without bound.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import struct
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.limits import Limits, LimitsError
@@ -20,6 +22,9 @@ MAX_SOURCE_BYTES = 1024 * 1024
 MAX_INPUT_BYTES = 4 * 1024 * 1024
 MAX_REQUEST_BYTES = MAX_SOURCE_BYTES + MAX_INPUT_BYTES + 64 * 1024
 _HEADER = struct.Struct(">I")
+MAX_LOG_FIELDS = 8
+_LOG_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+RESERVED_LOG_FIELDS = frozenset({"time", "level", "logger", "message", "pid", "seat", "exception"})
 
 
 class ProtocolError(Exception):
@@ -62,7 +67,8 @@ class JobRequest:
     input_json: str  # kept serialised: the job parses it, the proxy never interprets it
     limits: Limits
     fresh_interpreter: bool = False  # benchmark baseline: exec a new python in the same jail
-    without_torch: bool = False  # a fresh python in which torch does not exist ("by hand" parts)
+    without_torch: bool = False  # for the torch-less server, where torch does not exist ("by hand" parts)
+    log_fields: Mapping[str, int | str] = field(default_factory=dict)  # e.g. submission_id, on the job's log lines
 
     def to_message(self) -> dict[str, Any]:
         return {
@@ -73,7 +79,21 @@ class JobRequest:
             "limits": self.limits.to_dict(),
             "fresh_interpreter": self.fresh_interpreter,
             **({"without_torch": True} if self.without_torch else {}),
+            **({"log": dict(self.log_fields)} if self.log_fields else {}),
         }
+
+
+def checked_log_fields(fields: Any) -> dict[str, int | str]:
+    """A few short, named, plain values; ProtocolError otherwise (they end up in the server's log)."""
+    if not isinstance(fields, Mapping) or len(fields) > MAX_LOG_FIELDS:
+        raise ProtocolError(f"log fields must be an object of at most {MAX_LOG_FIELDS} entries")
+    for name, value in fields.items():
+        if not isinstance(name, str) or not _LOG_FIELD_NAME.fullmatch(name) or name in RESERVED_LOG_FIELDS:
+            raise ProtocolError(f"log field name {str(name)[:40]!r} must be lower_case and not a reserved one")
+        plain = isinstance(value, int) and not isinstance(value, bool) or isinstance(value, str) and len(value) <= 200
+        if not plain:
+            raise ProtocolError(f"log field {name} must be an integer or a short text")
+    return dict(fields)
 
 
 def parse_request(document: dict[str, Any]) -> JobRequest:
@@ -93,4 +113,4 @@ def parse_request(document: dict[str, Any]) -> JobRequest:
     except (LimitsError, TypeError) as exc:
         raise ProtocolError(f"invalid limits: {exc}") from None
     return JobRequest(source=source, input_json=input_json, limits=limits, fresh_interpreter=fresh,
-                      without_torch=without_torch)
+                      without_torch=without_torch, log_fields=checked_log_fields(document.get("log", {})))

@@ -115,7 +115,7 @@ def run_proxy(*, zygote: socket.socket, init: InitLink, seat: Seat, ctx: ServerC
         if conn is not None:
             with conn:
                 served = answer(conn, init, seat, ctx)
-            log.info("seat %d: %s", seat.index, served.outcome)
+            log.info("seat %d: %s", seat.index, served.outcome, extra={"seat": seat.index, **served.log_fields})
             code = 0 if served.reusable else 1
         if served is None or not served.ran_job:
             init.release()

@@ -44,7 +44,7 @@ DENIED_SYSCALLS = (
     "lookup_dcookie", "fanotify_init", "syslog", "vhangup",
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
     # rarely needed, historically exploitable, or a window on other processes and files
-    "modify_ldt", "memfd_secret", "pidfd_open", "personality",
+    "modify_ldt", "memfd_secret", "pidfd_open", "personality", "sysinfo",
     "inotify_init", "inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 )
 

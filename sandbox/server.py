@@ -1,4 +1,5 @@
-"""The sandbox server: a zygote holding a warm torch that forks one prepared proxy per seat.
+"""The sandbox server: a zygote holding a warm torch that forks one prepared proxy per seat,
+beside a torch-less sibling (sandbox/torchless.py) for jobs that must not have torch.
 
 `serve()` runs it in the foreground (`python -m sandbox serve`);
 `spawn_server()` starts it as a child process with an empty environment.
@@ -7,22 +8,25 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import signal
 import socket
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from sandbox import backends, jail, linux, warm
+from sandbox import backends, jail, linux, logs, torchless, warm
 from sandbox.cgroups import CgroupTree, setup_cgroups
 from sandbox.confine import Identity
 from sandbox.context import HARDENED, Seat, ServerContext
 from sandbox.launch import DEFAULT_UID_BASE, running_server, spawn_server, stop_server
+from sandbox.seccomp import SeccompFilter
 from sandbox.zygote import SeatState, Zygote
 
-__all__ = ["ServerConfig", "default_slots", "running_server", "serve", "spawn_server", "stop_server"]
+__all__ = ["ServerConfig", "default_slots", "running_server", "seat_uid_count", "serve", "spawn_server",
+           "stop_server"]
 log = logging.getLogger("sandbox")
 SEATS_PER_SLOT = 2  # one runs a job while the other is prepared for the next
 _BACKLOG = 128
@@ -34,6 +38,11 @@ def default_slots() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def seat_uid_count(slots: int) -> int:
+    """Seat uids a server holds: two seats per slot, for the torch zygote and for its torch-less sibling."""
+    return 2 * slots * SEATS_PER_SLOT
 
 
 @dataclass(frozen=True)
@@ -49,67 +58,88 @@ class ServerConfig:
     socket_gid: int | None = None
 
 
+@dataclass(frozen=True)
+class Shared:
+    """Set up once, before the torch-less sibling is forked, for both zygotes."""
+
+    uids: list[int]
+    seccomp: SeccompFilter | None
+    cgroups: CgroupTree | None
+    torch_dirs: tuple[str, ...]  # empty in the torch-less server's root
+
+
 @dataclass
 class Prepared:
     ctx: ServerContext
     seats: list[Seat]
-    cgroups: CgroupTree | None
     root_dir: str | None
 
 
-def _package_dirs(config: ServerConfig) -> list[str]:
-    """Listed package dirs, plus the directory of every preloaded package found outside them."""
+def _package_dirs(config: ServerConfig, with_torch: bool) -> list[str]:
+    """Listed package dirs, plus the directory of every preloaded package found outside them
+    (also of a package whose modules need torch and are not imported by the torch-less server)."""
     dirs = [backends.validate_package_dir(path) for path in config.package_dirs]
     for path in dirs:
         sys.path.insert(0, os.path.dirname(path))
-    for module in warm.warm_up(config.preload):
-        top = sys.modules[module.__name__.partition(".")[0]]  # expose whole packages, not subpackages
-        location = os.path.dirname(os.path.realpath(top.__file__ or ""))
-        allowed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, *dirs)]
+    warm.warm_up(config.preload, with_torch=with_torch)
+    allowed = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, *dirs)]
+    for name in dict.fromkeys(module.partition(".")[0] for module in config.preload):
+        spec = importlib.util.find_spec(name)  # expose whole packages, not subpackages
+        if spec is None or not spec.origin:
+            raise backends.BackendUnavailable(f"preloaded module {name} cannot be found")
+        location = os.path.dirname(os.path.realpath(spec.origin))
         if not any(location == a or location.startswith(a + "/") for a in allowed):
-            if not hasattr(top, "__path__"):
+            if spec.submodule_search_locations is None:
                 raise backends.BackendUnavailable(
-                    f"preloaded module {top.__name__} is a single file in {location}; "
+                    f"preloaded module {name} is a single file in {location}; "
                     "only package directories are exposed to jobs")
             dirs.append(backends.validate_package_dir(location))
     return dirs
 
 
-def _root_plan(root_dir: str, dirs: list[str]) -> jail.RootPlan:
+def _root_plan(root_dir: str, dirs: list[str], hidden: tuple[str, ...]) -> jail.RootPlan:
     try:
-        return jail.plan_root(root_dir, backends.allow_list(dirs), masked=backends.test_dirs(dirs),
+        return jail.plan_root(root_dir, backends.allow_list(dirs), masked=[*backends.test_dirs(dirs), *hidden],
                               files=backends.system_libraries())
     except ValueError as exc:
         raise backends.BackendUnavailable(str(exc)) from None
 
 
-def prepare(config: ServerConfig, backend: str) -> Prepared:
-    """Everything done once: torch warm, allow-list, seccomp filter, cgroups, seat uids."""
+def share(config: ServerConfig, backend: str) -> Shared:
+    """What both zygotes use: the seat uids (locked as long as either process lives), the seccomp
+    filter and one cgroup tree with a seat for each."""
+    uids = [config.uid_base + index for index in range(seat_uid_count(config.slots))]
+    torch_dirs = backends.torch_dirs()
+    if backend != HARDENED:
+        return Shared(uids, None, None, torch_dirs)
+    backends.claim_seat_uids(uids)
+    from sandbox.seccomp import build_filter  # noqa: PLC0415
+
+    tree, description = setup_cgroups(str(os.getpid()), len(uids))
+    log.info("%s", description)
+    return Shared(uids, build_filter(), tree, torch_dirs)
+
+
+def prepare(config: ServerConfig, backend: str, shared: Shared, *, with_torch: bool) -> Prepared:
+    """Everything one zygote does once: its preloads warm, allow-list and root, seats."""
     sys.path.insert(0, backends.GUEST_DIR)
     import sandbox_guest  # noqa: F401, PLC0415 - preloaded so forked jobs need no file access
 
-    dirs = _package_dirs(config)
+    dirs = _package_dirs(config, with_torch)
     hardened = backend == HARDENED
     count = config.slots * SEATS_PER_SLOT
-    uids = [config.uid_base + index for index in range(count)]
-    root, seccomp, tree, root_dir = None, None, None, None
+    first = 0 if with_torch else count  # the torch-less seats come after the torch seats
+    root, root_dir = None, None
     if hardened:
-        backends.claim_seat_uids(uids)  # the locks live as long as this process
-        from sandbox.seccomp import build_filter  # noqa: PLC0415
-
-        seccomp = build_filter()
         root_dir = tempfile.mkdtemp(prefix="sandbox-root-")
-        root = _root_plan(root_dir, dirs)
-        tree, description = setup_cgroups(str(os.getpid()), count)
-        log.info("%s", description)
+        root = _root_plan(root_dir, dirs, hidden=() if with_torch else shared.torch_dirs)
     job_env = backends.job_environment(dirs)  # the development backend points HOME/TMPDIR at its work dir
     warm.freeze_heap()
-    ctx = ServerContext(backend=backend, root=root, seccomp=seccomp, data_base=warm.data_segment_bytes(),
-                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR,
-                        torch_dirs=backends.torch_dirs())
-    seats = [Seat(index, Identity(uid, uid, switch=hardened, dedicated=hardened),
-                  tree.seats[index] if tree else None) for index, uid in enumerate(uids)]
-    return Prepared(ctx, seats, tree, root_dir)
+    ctx = ServerContext(backend=backend, root=root, seccomp=shared.seccomp, data_base=warm.data_segment_bytes(),
+                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR, torch=with_torch)
+    seats = [Seat(index, Identity(shared.uids[index], shared.uids[index], switch=hardened, dedicated=hardened),
+                  shared.cgroups.seats[index] if shared.cgroups else None) for index in range(first, first + count)]
+    return Prepared(ctx, seats, root_dir)
 
 
 def _listen(config: ServerConfig) -> socket.socket:
@@ -134,12 +164,31 @@ def _listen(config: ServerConfig) -> socket.socket:
 
 def serve(config: ServerConfig) -> int:
     """Run the server in the foreground until SIGTERM/SIGINT; return the exit status."""
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="sandbox[%(process)d] %(message)s")
+    logs.configure(sys.stderr)
     backend = backends.choose_backend(config.backend, config.allow_insecure_dev_backend)
     if backend != HARDENED:
         log.warning("INSECURE DEVELOPMENT BACKEND: rlimits only, no isolation. Never use it for real students.")
-    prepared = prepare(config, backend)
-    zygote = Zygote(_listen(config), prepared.ctx, [SeatState(seat) for seat in prepared.seats], config.slots)
+    shared = share(config, backend)
+    sibling_config = replace(config, socket_path=torchless.socket_path(config.socket_path))
+    sibling = torchless.start(lambda ready: _run_zygote(sibling_config, backend, shared, ready=ready))
+    try:
+        return _run_zygote(config, backend, shared, sibling=sibling)
+    finally:
+        torchless.stop(sibling)
+        if shared.cgroups is not None:
+            shared.cgroups.remove()
+
+
+def _run_zygote(config: ServerConfig, backend: str, shared: Shared, *, ready: int | None = None,
+                sibling: torchless.Sibling | None = None) -> int:
+    """One zygote (with torch when it has a torch-less `sibling`, without when it reports `ready`)."""
+    prepared = prepare(config, backend, shared, with_torch=sibling is not None)
+    if sibling is not None:
+        torchless.await_ready(sibling)  # when our socket answers, the sibling's does too
+    zygote = Zygote(_listen(config), prepared.ctx, [SeatState(seat) for seat in prepared.seats], config.slots,
+                    sibling=sibling.pid if sibling else None)
+    if ready is not None:
+        torchless.report_ready(ready)
 
     def stop(signum: int, frame: object) -> None:
         zygote.stopping = True
@@ -149,8 +198,10 @@ def serve(config: ServerConfig) -> int:
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     if sys.platform.startswith("linux"):
         linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)  # seat inits are handed to us by their helper
-    log.info("ready: backend=%s slots=%d seats=%d uids=%d-%d socket=%s", backend, config.slots,
-             len(prepared.seats), config.uid_base, config.uid_base + len(prepared.seats) - 1, config.socket_path)
+    seats = prepared.seats
+    log.info("ready: backend=%s torch=%s slots=%d seats=%d uids=%d-%d socket=%s", backend,
+             "yes" if prepared.ctx.torch else "no", config.slots, len(seats), seats[0].identity.uid,
+             seats[-1].identity.uid, config.socket_path)
     try:
         zygote.run()
     finally:
@@ -158,13 +209,7 @@ def serve(config: ServerConfig) -> int:
         with contextlib.suppress(OSError):
             os.unlink(config.socket_path)
         zygote.drain()
-        _cleanup(prepared)
-    return 0
-
-
-def _cleanup(prepared: Prepared) -> None:
-    if prepared.cgroups is not None:
-        prepared.cgroups.remove()
-    if prepared.root_dir is not None:
-        with contextlib.suppress(OSError):
-            os.rmdir(prepared.root_dir)
+        if prepared.root_dir is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(prepared.root_dir)
+    return 1 if zygote.sibling_lost else 0

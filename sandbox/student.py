@@ -43,19 +43,16 @@ def _read_job(fd: int) -> dict[str, Any] | None:
 
 
 def _exec_fresh_interpreter(job: dict[str, Any], limits: Limits, ctx: ServerContext) -> NoReturn:
-    """A brand-new python in exactly the same jail: the benchmark baseline, and the process of a
-    job `without_torch` (isolated mode, torch's directories already hidden by `jail.hide`)."""
+    """A brand-new python in exactly the same jail: the benchmark baseline."""
     payload = {"source": job["source"], "input_json": job["input_json"],
                "result_fd": confine.RESULT_FD, "result_cap": limits.result_bytes}
     fd = os.memfd_create("job", 0)
     os.write(fd, json.dumps(payload).encode())
     os.lseek(fd, 0, os.SEEK_SET)
-    no_torch = bool(job.get("without_torch"))
-    block = "sys.modules['torch'] = None; " if no_torch else ""  # the development backend cannot hide files
+    block = "" if ctx.torch else "sys.modules['torch'] = None; "  # as in the torch-less zygote
     bootstrap = (f"import sys; sys.path.insert(0, {ctx.guest_dir!r}); {block}"
                  f"import sandbox_guest; sandbox_guest.run_from_fd({fd})")
-    flags = ["-I"] if no_torch else []  # no PYTHONPATH: the chainrule package is not on the path either
-    os.execve(ctx.python, [ctx.python, *flags, "-c", bootstrap], dict(os.environ))
+    os.execve(ctx.python, [ctx.python, "-c", bootstrap], dict(os.environ))
 
 
 def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> NoReturn:
@@ -65,19 +62,17 @@ def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> N
     except BaseException as exc:  # noqa: BLE001 - must not fall back into the init's code
         _report_failure(pipes.status, f"descriptors: {exc!r}")
     try:
-        warm.touch_common_paths()  # take the copy-on-write faults now, while no job waits
+        warm.touch_common_paths(with_torch=ctx.torch)  # take the copy-on-write faults now, while no job waits
         job = _read_job(confine.JOB_FD)
         if job is None:
             os._exit(EXIT_NO_JOB)
         limits = Limits.from_dict(job["limits"])
         if ctx.root is not None:
             jail.size_job_fs(limits)
-            if job.get("without_torch"):
-                jail.hide(ctx.torch_dirs)
         confine.lock_down(limits=limits, identity=seat.identity, data_base=ctx.data_base, seccomp=ctx.seccomp)
     except BaseException as exc:  # noqa: BLE001
         _report_failure(confine.SETUP_STATUS_FD, f"confinement: {exc!r}")
-    if job.get("fresh") or job.get("without_torch"):
+    if job.get("fresh"):
         _exec_fresh_interpreter(job, limits, ctx)
     guest = sys.modules["sandbox_guest"]
     os._exit(guest.run(job["source"], job["input_json"], confine.RESULT_FD, limits.result_bytes))

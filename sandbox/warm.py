@@ -12,6 +12,7 @@ import ctypes
 import gc
 import importlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -23,6 +24,7 @@ THREAD_VARIABLES = {
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                  "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "BLIS_NUM_THREADS")
 }
+log = logging.getLogger("sandbox")
 _HUGE_PAGE = 2 * 1024 * 1024
 _MADV_HUGEPAGE = 14
 _MADV_COLLAPSE = 25
@@ -81,23 +83,39 @@ def import_torch() -> types.ModuleType:
     return torch
 
 
-def warm_up(preload: tuple[str, ...]) -> list[types.ModuleType]:
-    """Import torch and the preloaded modules and run a small single-threaded autograd job."""
-    import_torch()
-    modules = [importlib.import_module(name) for name in preload]
-    exec(compile(_WARM_UP, "<zygote warm-up>", "exec"), {"__name__": "__warm_up__"})  # noqa: S102 - our own code
+def warm_up(preload: tuple[str, ...], *, with_torch: bool = True) -> list[types.ModuleType]:
+    """Import torch and the preloaded modules and run a small single-threaded autograd job.
+
+    Without torch (the torch-less server): torch is blocked in sys.modules for good, and a preloaded
+    module that needs it is left out (its package is still exposed; jobs import what they use)."""
+    if with_torch:
+        import_torch()
+    else:
+        os.environ.update(THREAD_VARIABLES)
+        sys.modules["torch"] = None  # type: ignore[assignment]  # what `import torch` refuses
+    modules = []
+    for name in preload:
+        try:
+            modules.append(importlib.import_module(name))
+        except ImportError as exc:
+            if with_torch:
+                raise
+            log.info("torch-less server: %s not preloaded (%s)", name, exc)
+    if with_torch:
+        exec(compile(_WARM_UP, "<zygote warm-up>", "exec"), {"__name__": "__warm_up__"})  # noqa: S102 - our own code
     assert_single_threaded()
     return modules
 
 
-def touch_common_paths() -> None:
+def touch_common_paths(*, with_torch: bool = True) -> None:
     """Run what nearly every job runs, in a process forked for the next job before it arrives.
 
     A forked process pays a copy-on-write fault on the first write to each
     inherited page (reference counts make even reads write); ~300 of them for
     the seed example, about 2-3 ms. Doing it ahead takes them off the job's path.
     """
-    exec(compile(_STUDENT_WARM_UP, "<student warm-up>", "exec"), {"__name__": "__warm_up__"})  # noqa: S102
+    if with_torch:
+        exec(compile(_STUDENT_WARM_UP, "<student warm-up>", "exec"), {"__name__": "__warm_up__"})  # noqa: S102
     json.loads(json.dumps({"warm": [1.0, "up"]}))
 
 

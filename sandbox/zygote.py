@@ -51,6 +51,8 @@ class Zygote:
     seats: list[SeatState]
     slots: int
     stopping: bool = False
+    sibling: int | None = None  # the torch-less server's pid: when it dies, this server stops too
+    sibling_lost: bool = False
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
     _wake: tuple[int, int] = (-1, -1)
 
@@ -148,6 +150,9 @@ class Zygote:
                 return
             if pid == 0:
                 return
+            if pid == self.sibling:
+                log.error("the torch-less server exited (status %d); stopping", status)
+                self.sibling, self.sibling_lost, self.stopping = None, not self.stopping, True
             for state in self.seats:
                 if pid == state.proxy_pid:
                     self._proxy_ended(state, status)

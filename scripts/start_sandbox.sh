@@ -14,7 +14,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 mkdir -p run
 env -i "$PWD/.venv/bin/python" -m sandbox serve --socket "$socket" --preload chainrule.analysis --preload chainrule.answers.formula_sympy \
-    --package-dir "$PWD/chainrule" "${extra[@]}" >>run/sandbox.log 2>&1 &
+    --preload chainrule.code.harness --package-dir "$PWD/chainrule" "${extra[@]}" >>run/sandbox.log 2>&1 &
 pid=$!
 for _ in $(seq 600); do
   if .venv/bin/python -c "import sys; from sandbox.client import ping; ping(socket_path=sys.argv[1], timeout=1)" \

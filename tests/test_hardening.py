@@ -284,3 +284,30 @@ def test_log_lines_carry_the_submission_id_as_json() -> None:
     outside = logging.LogRecord("grader", logging.INFO, __file__, 1, "idle", None, None)
     SubmissionFilter().filter(outside)
     assert "submission_id" not in json.loads(JsonFormatter().format(outside))
+
+
+def test_the_sandbox_logs_the_submission_it_runs_code_for(live_db: None, worker: Any, student: Any) -> None:
+    """Web and worker lines carry submission_id; the sandbox server's JSON lines about its jobs do too."""
+    from assignments.models import Assignment
+    from grader.services import submission_create
+    from tests.drills import wait_graded
+
+    log = ROOT / "test-output" / "sandbox.log"  # the session's sandbox server (conftest.py)
+    start = log.stat().st_size
+    code = {"grad_z": "def grad_z(x, y):\n    return y + 2 * x, x\n"}  # by hand: the torch-less server
+    submission = submission_create(student=student.user, assignment=Assignment.objects.get(slug="visual-walkthrough"),
+                                   answers={}, code=code)
+    [graded] = wait_graded([submission.id])
+    assert graded.status == "graded"
+    deadline = time.monotonic() + 5  # the proxy logs once it has answered
+    while not (mine := [entry for entry in _json_lines(log, start) if entry.get("submission_id") == submission.id]):
+        assert time.monotonic() < deadline, "no sandbox log line names the submission"
+        time.sleep(0.05)
+    assert mine[0]["logger"] == "sandbox" and mine[0]["message"].startswith(f"seat {mine[0]['seat']}: ok")
+
+
+def _json_lines(path: Any, start: int) -> list[dict[str, Any]]:
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        lines = handle.read().decode(errors="replace").splitlines()
+    return [json.loads(line) for line in lines if line.startswith("{")]

@@ -1,7 +1,7 @@
 """Student objects as plain JSON values, inside the sandbox job.
 
-Part of the job's source (see chainrule.code.harness.harness_source, which puts
-this file first): it imports nothing from chainrule. Tensors, numpy arrays,
+Imported by chainrule.code.harness inside the job: it imports nothing else from
+chainrule, and torch only where it exists. Tensors, numpy arrays,
 numbers and (nested) tuples or lists become None, floats or nested lists of
 floats; anything else, or anything too large or not finite, is a
 StudentError whose message is written for the student."""

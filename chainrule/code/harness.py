@@ -1,13 +1,15 @@
 """The job that runs a code part INSIDE the sandbox.
 
-This file is itself the job's source (harness_source): it holds no answers and no
-reference program, and imports from chainrule only the recorder of what a program does
-with autograd (chainrule.analysis.program_trace; program and fix parts, in torch jobs).
-It gets the student's source, the mode, what to call or read, and the evaluation points
-as plain parameters; it runs the code once per point in a fresh namespace and reports
-JSON values, or errors written for the student that point at the student's
-own lines. The student's code runs in this same process and can replace any
-of it, so everything emitted is untrusted: chainrule.answers.code_grading checks it.
+The job's source (harness_source) only imports this module, which the sandbox's
+zygotes have preloaded (or read from its bytecode cache), and calls run_harness:
+no 22 KB of source to compile per job. It holds no answers and no reference
+program. It gets the student's source, the mode, what to call or read, and the
+evaluation points as plain parameters; it runs the code once per point in a fresh
+namespace and reports JSON values (with, for program and fix parts, a summary of what
+the code did with autograd, from chainrule.analysis.program_trace), or errors written for the student that point at
+the student's own lines. The student's code runs in a child process of the job,
+but it can replace anything in that child: what the child reports is untrusted
+(chainrule.answers.code_grading checks it).
 
 Input:  {"parts": [part, ...]} (one report per part, in order) or one part:
         {"mode": "function" | "program" | "fix", "source": str, "points": [{param: value}],
@@ -31,10 +33,10 @@ import json
 import math
 import traceback
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from chainrule.code.encoding import StudentError, count_text, plain_value, returned_values, with_article
+from chainrule.code.student_process import records_in_child
 from chainrule.part_keys import is_tensor_path
 
 STUDENT_FILENAME = "<student>"
@@ -43,32 +45,15 @@ MAX_POINTS = 32
 MAX_STDOUT_CHARS = 4_000
 MAX_MESSAGE_CHARS = 600
 MAX_OUTPUT_CHARS = 512 * 1024
-_FUTURE = "from __future__ import annotations\n"
-_OWN_IMPORTS = ("from chainrule.code.encoding import "
-                "StudentError, count_text, plain_value, returned_values, with_article\n",
-                "from chainrule.part_keys import is_tensor_path\n")
-_ENTRY = """
-
-if __name__ == "__main__":
-    if "job_input" not in globals():
-        from sandbox_guest import emit, job_input
-    emit(run_harness(job_input()))
+_ENTRY = """import sandbox_guest
+from {module} import run_harness
+sandbox_guest.emit(run_harness(sandbox_guest.job_input()))
 """
 
 
 def harness_source() -> str:
-    """The job's Python source, importing nothing from chainrule: the part-key grammar
-    (chainrule/part_keys.py), encoding.py, then this file without its imports of them,
-    then a call of the runner's job_input() and emit()."""
-    here = Path(__file__)
-    own = here.read_text(encoding="utf-8")
-    if _FUTURE not in own or any(line not in own for line in _OWN_IMPORTS):
-        raise RuntimeError("harness.py no longer has the lines harness_source() removes")
-    for line in (_FUTURE, *_OWN_IMPORTS):
-        own = own.replace(line, "", 1)
-    shared = [path.read_text(encoding="utf-8").replace(_FUTURE, "", 1)
-              for path in (here.parent.parent / "part_keys.py", here.with_name("encoding.py"))]
-    return _FUTURE + "\n\n".join([*shared, own]) + _ENTRY
+    """The job's Python source: three lines that import and run this module inside the sandbox."""
+    return _ENTRY.format(module=__name__)
 
 
 class _BoundedText(io.StringIO):
@@ -91,95 +76,29 @@ def run_harness(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_one_part(job: dict[str, Any]) -> dict[str, Any]:
-    printed = _BoundedText()
+    """The part's report is composed here, in the process that never runs the student's code; only
+    the per-point records and the printed text come from the child that does."""
     try:
         request = _request(job)
         code = _compiled(request["source"])
     except StudentError as error:
-        return _report([], str(error), printed)
-    return _in_child_process(lambda: _run_points(request, code, printed))
+        return _report([], str(error), "")
+    outcome = records_in_child(lambda: _run_points(request, code), len(request["points"]))
+    if isinstance(outcome, str):
+        return _report([], outcome, "")
+    points = outcome["points"]
+    return _report(points, next((p["error"] for p in points if p["error"]), None), outcome["stdout"])
 
 
-def _run_points(request: dict[str, Any], code: Any, printed: _BoundedText) -> dict[str, Any]:
+def _run_points(request: dict[str, Any], code: Any) -> dict[str, Any]:
+    printed = _BoundedText()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
         results = [_run_point(request, code, point) for point in request["points"]]
-    return _report(results, next((r["error"] for r in results if r["error"]), None), printed)
+    return {"points": results, "stdout": printed.getvalue()}
 
 
-RESULT_FD = 3  # the sandbox's result channel (sandbox.confine.RESULT_FD)
-_PR_SET_DUMPABLE = 4
-_DIED = ("Your code ended the grading process (os._exit(), a signal or a crash) before its results were "
-         "read; let it finish normally.")
-
-
-def _in_child_process(work: Any) -> dict[str, Any]:
-    """Run the student's code in a forked child that never holds the result channel.
-
-    This process keeps fd 3 and emits; the child closes it before any student code runs,
-    so `sandbox_guest.emit(...)` followed by `os._exit(0)` in the student's code forges
-    nothing. Not dumpable, this process's /proc/<pid>/fd and memory are closed to the child.
-    The child's report pipe is the student's to write, like any value its code computes: it is
-    only ever read as per-point values, checked for shape here and again by code_grading."""
-    import ctypes
-    import os
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(read)
-        with contextlib.suppress(OSError):
-            os.close(RESULT_FD)
-        guest = __import__("sys").modules.get("sandbox_guest")
-        if guest is not None:
-            guest._state.update(result_fd=-1, emitted=True)
-        try:
-            payload = json.dumps(work()).encode()
-        except BaseException:  # noqa: BLE001 - an unserialisable report is a failed run
-            payload = b""
-        view = memoryview(payload)
-        with contextlib.suppress(OSError):
-            while view:
-                view = view[os.write(write, view):]
-        os._exit(0)
-    os.close(write)
-    chunks, size = [], 0
-    while (chunk := os.read(read, 1 << 16)) and size <= 2 * MAX_OUTPUT_CHARS:
-        chunks.append(chunk)
-        size += len(chunk)
-    os.close(read)
-    if size > 2 * MAX_OUTPUT_CHARS:
-        os.kill(child, 9)
-    _, status, usage = os.wait4(child, 0)
-    try:
-        report = json.loads(b"".join(chunks))
-    except ValueError:
-        report = None
-    shaped = isinstance(report, dict) and isinstance(report.get("points"), list) and isinstance(report.get("ok"), bool)
-    if not shaped or size > 2 * MAX_OUTPUT_CHARS:
-        return {"ok": False, "error": _cpu_limit_message(status, usage) or _DIED, "points": [], "stdout": ""}
-    return dict(report)
-
-
-def _cpu_limit_message(status: int, usage: Any) -> str | None:
-    """The child inherits the job's CPU rlimit with a fresh counter: killed by it (SIGXCPU, then SIGKILL
-    at the hard limit), the student's code ran too long, which is what the student must be told."""
-    import os
-    import resource
-    import signal
-
-    soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
-    if not os.WIFSIGNALED(status) or soft == resource.RLIM_INFINITY:
-        return None
-    spent = usage.ru_utime + usage.ru_stime
-    if os.WTERMSIG(status) == signal.SIGXCPU or (os.WTERMSIG(status) == signal.SIGKILL and spent >= soft - 0.05):
-        return f"CPU time limit of {soft:g} s exceeded: your code kept running (an endless loop?)."
-    return None
-
-
-def _report(points: list[dict[str, Any]], error: str | None, printed: _BoundedText) -> dict[str, Any]:
-    report = {"ok": error is None, "error": error, "points": points, "stdout": printed.getvalue()}
+def _report(points: list[dict[str, Any]], error: str | None, stdout: str) -> dict[str, Any]:
+    report = {"ok": error is None, "error": error, "points": points, "stdout": stdout[:MAX_STDOUT_CHARS]}
     if len(json.dumps(report)) > MAX_OUTPUT_CHARS:
         too_big = "Your code's results are too large to grade: return or keep only the gradients asked for."
         return {"ok": False, "error": too_big, "points": [], "stdout": report["stdout"]}
@@ -245,7 +164,7 @@ def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dic
         import torch
     except ImportError:  # a by-hand part runs in a job where torch does not exist
         return _run_plain_point(request, code, point)
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)  # torch.manual_seed also queues CUDA seeding with a formatted stack: 2 ms
     torch.set_grad_enabled(True)  # undo what the code may have changed at the previous point
     torch.set_default_dtype(torch.float32)
     namespace = {"__builtins__": builtins, "__name__": "__student__", "torch": torch, "math": math, "np": np,

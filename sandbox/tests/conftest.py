@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -11,12 +12,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sandbox import JobResult, Limits, run_job
 from sandbox.backends import BackendUnavailable, claim_seat_uids, hardened_unavailable_reason
-from sandbox.server import SEATS_PER_SLOT, spawn_server, stop_server
+from sandbox.server import seat_uid_count, spawn_server, stop_server
 
 SLOTS = 2
 FIXTURE_PACKAGE = str(Path(__file__).parent / "fixtures" / "sbx_fixture_pkg")
@@ -48,6 +50,10 @@ class Server:
     def log(self) -> str:
         return Path(self.log_path).read_text()
 
+    def log_entries(self) -> list[dict[str, Any]]:
+        """The server's JSON log lines (sandbox/logs.py)."""
+        return [json.loads(line) for line in self.log().splitlines() if line.startswith("{")]
+
 
 def free_uid_base(count: int, start: int = 62000) -> int:
     """A uid range no other sandbox server holds right now (test sessions may run side by side)."""
@@ -74,11 +80,11 @@ def server(hardened: None) -> Iterator[Server]:
     directory = tempfile.mkdtemp(prefix="sandbox-test-")
     socket_path = os.path.join(directory, "sandbox.sock")
     log_path = os.path.join(directory, "server.log")
-    base = free_uid_base(SLOTS * SEATS_PER_SLOT)
+    base = free_uid_base(seat_uid_count(SLOTS))
     with open(log_path, "wb") as log:
         process = spawn_server(socket_path, slots=SLOTS, uid_base=base, stderr=log.fileno(),
                                package_dirs=(FIXTURE_PACKAGE,), preload=("sbx_fixture_pkg",))
-    uids = range(base, base + SLOTS * SEATS_PER_SLOT)
+    uids = range(base, base + seat_uid_count(SLOTS))
     yield Server(socket_path, process, log_path, uids)
     stop_server(process)
     print(Path(log_path).read_text()[-3000:], file=sys.stderr)

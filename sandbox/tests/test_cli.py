@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.server import seat_uid_count
 from sandbox.tests.conftest import Server, free_uid_base
 
 PROJECT = str(Path(__file__).resolve().parents[2])
@@ -49,7 +50,7 @@ def test_run_passes_input_and_limits(server: Server, tmp_path: Path) -> None:
 
 
 def test_run_starts_a_one_off_server_when_none_answers(hardened: None, seed_file: str, tmp_path: Path) -> None:
-    uid_base = str(free_uid_base(2, start=64000))
+    uid_base = str(free_uid_base(seat_uid_count(1), start=64000))
     completed = _cli("run", seed_file, "--socket", str(tmp_path / "nobody.sock"), "--json", "--uid-base", uid_base)
     assert completed.returncode == 0, completed.stderr
     assert json.loads(completed.stdout)["result"] == 7.0

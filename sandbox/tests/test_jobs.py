@@ -107,3 +107,38 @@ def test_a_large_result_arrives_whole(server: Server) -> None:
     result = server.run(source, result_bytes=8 * 1024 * 1024)
     assert result.status == "ok", result.error
     assert result.result is not None and len(result.result["blob"]) == 6 * 1024 * 1024
+
+
+def test_a_jobs_log_fields_are_on_its_log_line_as_json(server: Server) -> None:
+    """The grader tags each job with its submission: web, worker and sandbox lines all name it."""
+    result = run_job(source="print('tagged')", socket_path=server.socket_path, log_fields={"submission_id": 4242})
+    assert result.status == "ok"
+    deadline = time.monotonic() + 5
+    while not (lines := [e for e in server.log_entries() if e.get("submission_id") == 4242]):
+        assert time.monotonic() < deadline, server.log()[-2000:]
+        time.sleep(0.05)
+    assert lines[0]["message"].startswith(f"seat {lines[0]['seat']}: ok") and lines[0]["logger"] == "sandbox"
+
+
+@pytest.mark.parametrize("fields", [{"Submission": 1}, {"pid": 1}, {"submission_id": True},
+                                    {"submission_id": "x" * 201}, {f"f{n}": n for n in range(9)}])
+def test_log_fields_that_could_garble_the_log_are_refused(server: Server, fields: dict[str, object]) -> None:
+    with pytest.raises(SandboxRequestError):
+        run_job(source="print(1)", socket_path=server.socket_path, log_fields=fields)  # type: ignore[arg-type]
+
+
+def test_a_job_without_torch_is_forked_warm_not_a_fresh_interpreter(server: Server) -> None:
+    """The torch-less server's jobs are forked from a zygote that preloaded modules; a fresh python
+    (what by-hand parts once cost, ~120 ms) would have to import them itself."""
+    source = ("import sys, sandbox_guest\n"
+              "sandbox_guest.emit(['sbx_fixture_pkg' in sys.modules, sys.modules.get('torch') is not None])")
+    result = run_job(source=source, socket_path=server.socket_path, without_torch=True)
+    assert (result.status, result.result) == ("ok", [True, False]), result
+    assert server.run(source).result == [True, True]
+
+
+def test_each_server_refuses_the_other_kind_of_job(server: Server) -> None:
+    from sandbox.client import TORCHLESS_SUFFIX
+
+    with pytest.raises(SandboxRequestError, match="torch-less"):
+        run_job(source="print(1)", socket_path=server.socket_path + TORCHLESS_SUFFIX)

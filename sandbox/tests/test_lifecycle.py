@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from sandbox import Limits, SandboxError, run_job
-from sandbox.server import SEATS_PER_SLOT, spawn_server, stop_server
+from sandbox.server import seat_uid_count, spawn_server, stop_server
 from sandbox.tests.conftest import free_uid_base
 
 
 @pytest.fixture
 def uids(hardened: None) -> range:
-    base = free_uid_base(SEATS_PER_SLOT, start=63000)
-    uids = range(base, base + SEATS_PER_SLOT)
+    base = free_uid_base(seat_uid_count(1), start=63000)
+    uids = range(base, base + seat_uid_count(1))
     assert not _processes(lambda cmdline, uid: uid in uids)
     return uids
 

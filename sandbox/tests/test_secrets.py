@@ -107,7 +107,8 @@ def test_the_zygote_and_idle_proxies_never_hold_job_code(contained: Server) -> N
     marker = "zygote-must-not-see-" + secrets.token_hex(8)
     assert contained.run(f"X = {marker!r}\n").status == "ok"
     # The proxy that served the job legitimately holds it; wait until it has exited.
-    serving_proxy = int(re.findall(r"sandbox\[(\d+)\] seat \d+: ok", contained.log())[-1])
+    served = [entry["pid"] for entry in contained.log_entries() if re.match(r"seat \d+: ok", entry["message"])]
+    serving_proxy = served[-1]
     deadline = time.monotonic() + 5
     while os.path.exists(f"/proc/{serving_proxy}") and time.monotonic() < deadline:
         time.sleep(0.01)
