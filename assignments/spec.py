@@ -31,6 +31,7 @@ POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "l
 REVEALS = ("never", "after_due", "after_close", "after_attempts")
 KINDS = ("numeric", "symbolic", "code", "choice")
 MAX_SOURCE = 20_000
+DATE_YEARS = (1900, 9000)
 
 
 class CatalogError(ValueError):
@@ -161,6 +162,14 @@ def _check_compiles(check: _Checker, source: str) -> None:
         compile(source, "reference", "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise check.fail("reference", f"has a syntax error on line {exc.lineno}: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # 19,000 unary minuses, a 9,900-step attribute chain: the parser gives up
+        raise check.fail("reference", "is nested too deeply to compile") from None
+
+
+def date_storable(value: datetime) -> bool:
+    """A date the database keeps in every time zone: PostgreSQL's timestamps end at 9999, and
+    9999-12-31T23:59 in New York is already in the year 10000 in UTC (a DataError, a 500)."""
+    return DATE_YEARS[0] <= value.year <= DATE_YEARS[1]
 
 
 def _params(check: _Checker, params: Any) -> dict[str, Any]:
@@ -268,6 +277,8 @@ def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
             value = policy[name]
             if not isinstance(value, datetime) or value.tzinfo is None:
                 raise check.fail(f"policy.{name}", "must be a date-time with a time zone, e.g. 2026-12-01T23:59:00Z")
+            if not date_storable(value):
+                raise check.fail(f"policy.{name}", f"must be in the years {DATE_YEARS[0]} to {DATE_YEARS[1]}")
             out[name] = value
     if "max_attempts" in policy:
         attempts = policy["max_attempts"]
