@@ -26,10 +26,16 @@ def _has_nul(items: Iterable[tuple[str, list[str]]]) -> bool:
 
 
 def request_has_nul(request: HttpRequest) -> bool:
-    """NUL in the path, a query parameter or a form field (names and values; not file contents)."""
+    """NUL in the path, a query parameter or a form field (names and values; not file contents).
+    API bodies are JSON, read by their own parser: reading `request.POST` here would consume a
+    multipart body before DRF could refuse it with a 415."""
     if NUL in request.path or _has_nul(request.GET.lists()):
         return True
-    return request.method == "POST" and _has_nul(request.POST.lists())
+    return request.method == "POST" and not _is_api(request) and _has_nul(request.POST.lists())
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
 
 
 class NulCharacterGuard:
@@ -38,7 +44,7 @@ class NulCharacterGuard:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request_has_nul(request):
-            if request.path.startswith("/api/"):
+            if _is_api(request):
                 return JsonResponse({"detail": MESSAGE}, status=400)
             return HttpResponseBadRequest(MESSAGE, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

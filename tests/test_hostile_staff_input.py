@@ -1,4 +1,4 @@
-"""Malformed input to the staff pages, the staff API and the login found by the attack pass
+"""Malformed input to the staff pages, the API and the login found by the attack pass
 (issues 9, 10, 12): each was a 500 (some only on PostgreSQL, as in production) or unbounded
 work in the web process; each is now a 400 or a message, and nothing is written."""
 
@@ -179,3 +179,14 @@ def test_an_extension_past_the_year_9000_is_refused(known: KnownCourse, teacher:
     assert response.status_code == 200
     assert "in the years 1900 to 9000" in response.content.decode()
     assert not Extension.objects.filter(assignment=known.a).exists()
+
+
+def test_a_body_past_the_upload_limit_is_a_json_413_and_stores_nothing(student: Any) -> None:
+    from grader.models import Submission
+
+    body = b'{"answers": {"x.grad": "' + b"1" * (3 * 1024 * 1024) + b'"}}'  # past DATA_UPLOAD_MAX_MEMORY_SIZE
+    response = api(student).generic("POST", "/api/v1/assignments/visual-walkthrough/submissions/", body,
+                                    content_type="application/json")
+    assert response.status_code == 413
+    assert "larger than" in response.json()["detail"]
+    assert not Submission.objects.filter(student=student.user).exists()

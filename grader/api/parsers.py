@@ -10,8 +10,11 @@ import json
 from collections.abc import Mapping
 from typing import IO, Any
 
+from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # 50 code parts of 20,000 characters fit, with room for escapes
 MAX_DEPTH = 8  # the submission body is {"answers": {key: text}, "code": {key: source}}
@@ -63,3 +66,12 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, plus a JSON 413 for a body past Django's DATA_UPLOAD_MAX_MEMORY_SIZE: Django
+    refuses it while DRF reads `request.data`, before any parser runs, and answered with the bare
+    HTML "Bad Request (400)" page, no message for a script."""
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": f"The request body is larger than {MAX_BODY_BYTES // 1024} KiB."}, status=413)
+    return exception_handler(exc, context)
