@@ -190,3 +190,15 @@ def test_a_body_past_the_upload_limit_is_a_json_413_and_stores_nothing(student: 
     assert response.status_code == 413
     assert "larger than" in response.json()["detail"]
     assert not Submission.objects.filter(student=student.user).exists()
+
+
+def test_a_roster_file_with_a_nul_is_refused_on_its_line_before_anything_is_written(known: KnownCourse,
+                                                                                     teacher: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    upload = io.BytesIO(b"username,name\nnul-roster-one,Ada\x00Lovelace\n")
+    upload.name = "roster.csv"
+    response = logged_in(teacher).post(f"/staff/courses/{known.course.slug}/roster/", {"file": upload})
+    assert response.status_code == 400
+    assert "line 2: contains a NUL character" in response.content.decode()
+    assert not get_user_model().objects.filter(username="nul-roster-one").exists()
