@@ -12,8 +12,11 @@ import tomllib
 from typing import Any
 
 from assignments.spec import CatalogError
+from grader.nested_data import HAS_NUL, TOO_DEEP, nested_nul_problem
 
 MAX_DEPTH = 32  # tables and arrays inside one another; the catalog needs a handful
+PROBLEMS = {TOO_DEEP: f"is nested too deeply (at most {MAX_DEPTH} levels)",
+            HAS_NUL: "contains a NUL character (\\u0000), which no field accepts"}
 
 
 def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
@@ -22,7 +25,7 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(path, field, f"is not valid TOML ({exc})") from None
     except RecursionError:
-        raise CatalogError(path, field, f"is nested too deeply (at most {MAX_DEPTH} levels)") from None
+        raise CatalogError(path, field, PROBLEMS[TOO_DEEP]) from None
     problem = _shape_problem(data)
     if problem:
         raise CatalogError(path, field, problem)
@@ -30,15 +33,5 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
 
 
 def _shape_problem(data: Any) -> str | None:
-    """Nesting past MAX_DEPTH or a NUL in a key or a string; walked without recursion."""
-    pending: list[tuple[Any, int]] = [(data, 0)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, dict | list):
-            if depth > MAX_DEPTH:
-                return f"is nested too deeply (at most {MAX_DEPTH} levels)"
-            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-            pending.extend((item, depth + 1) for item in items)
-        elif isinstance(value, str) and "\x00" in value:
-            return "contains a NUL character (\\u0000), which no field accepts"
-    return None
+    problem = nested_nul_problem(data, max_depth=MAX_DEPTH)
+    return None if problem is None else PROBLEMS[problem]

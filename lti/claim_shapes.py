@@ -12,11 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from grader.nested_data import HAS_NUL, TOO_DEEP, nested_nul_problem
+
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 URL_MAX = 200  # Django's URLField
 MAX_DEPTH = 10
+WALK_PROBLEMS = {TOO_DEEP: f"The launch nests its claims more than {MAX_DEPTH} levels deep.",
+                 HAS_NUL: "The launch contains a NUL character (\\u0000) in a claim."}
 
 # claim → longest text (None: any length); claims that are objects list their fields.
 TEXT_CLAIMS: dict[str, int | None] = {"sub": 255, "name": 500, "given_name": 500, "family_name": 500,
@@ -35,8 +39,8 @@ LIST_CLAIMS = (LTI + "roles", LTI + "role_scope_mentor")
 
 def claims_problem(body: Mapping[str, Any]) -> str | None:
     """What is wrong with the launch's claims, in words for the LMS administrator; None if nothing."""
-    if problem := _walk_problem(body):
-        return problem
+    if walked := nested_nul_problem(body, max_depth=MAX_DEPTH):
+        return WALK_PROBLEMS[walked]
     for claim, limit in TEXT_CLAIMS.items():
         if claim in body and (problem := _text_problem(body[claim], limit)):
             return f"The claim {claim} {problem}."
@@ -61,19 +65,4 @@ def _text_problem(value: Any, limit: int | None) -> str | None:
         return "must be text"
     if limit is not None and len(value) > limit:
         return f"is longer than {limit} characters"
-    return None
-
-
-def _walk_problem(body: Any) -> str | None:
-    """A NUL in any key or text, or nesting past MAX_DEPTH; walked without recursion."""
-    pending: list[tuple[Any, int]] = [(body, 0)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, str) and "\x00" in value:
-            return "The launch contains a NUL character (\\u0000) in a claim."
-        if isinstance(value, dict | list):
-            if depth > MAX_DEPTH:
-                return f"The launch nests its claims more than {MAX_DEPTH} levels deep."
-            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-            pending.extend((item, depth + 1) for item in items)
     return None
