@@ -20,7 +20,7 @@ from assignments.catalog_export import assignment_catalog, catalog_toml
 from assignments.forms import catalog_from_json, catalog_json
 from assignments.models import Assignment, AssignmentVersion, Course, Extension, Membership
 from assignments.services import assignment_upsert, membership_set
-from assignments.spec import AssignmentSpec, CatalogError, spec_from_data
+from assignments.spec import DATE_YEARS, AssignmentSpec, CatalogError, date_storable, spec_from_data
 from assignments.vetting import Reason, assignment_vet, reasons_open
 
 T = TypeVar("T")
@@ -192,6 +192,8 @@ def extension_set(*, assignment: Assignment, username: str, due_at: str, extra_a
         extra = int(extra_attempts or 0)
     except ValueError:
         raise ValueError("give the new due date as YYYY-MM-DDTHH:MM and extra attempts as a whole number") from None
+    if due is not None and not date_storable(due):
+        raise ValueError(f"the new due date must be in the years {DATE_YEARS[0]} to {DATE_YEARS[1]}")
     if extra < 0 or extra > 1000:
         raise ValueError("extra attempts must be from 0 to 1000")
     extension, _ = Extension.objects.update_or_create(

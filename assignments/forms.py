@@ -4,7 +4,6 @@ for the web form, the TOML files and `load_assignments --check`)."""
 from __future__ import annotations
 
 import re
-import tomllib
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -13,16 +12,14 @@ from django import forms
 
 from assignments.models import Assignment
 from assignments.spec import KINDS, REVEALS, CatalogError
+from assignments.toml_text import toml_loads
 
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M"
 PART_FIELD_NAMES = ("key", "kind", "points", "rel_tol", "abs_tol", "prompt", "hint", "expected", "config")
 
 
 def _toml_table(text: str, label: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError("form", label, f"is not valid TOML ({exc})") from None
+    return toml_loads(text, path="form", field=label)
 
 
 def _toml_text(table: dict[str, Any]) -> str:

@@ -11,7 +11,6 @@ import json
 import keyword
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +29,7 @@ POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "l
 REVEALS = ("never", "after_due", "after_close", "after_attempts")
 KINDS = ("numeric", "symbolic", "code", "choice")
 MAX_SOURCE = 20_000
+DATE_YEARS = (1900, 9000)
 
 
 class CatalogError(ValueError):
@@ -114,13 +114,15 @@ def spec_from_file(path: Path) -> AssignmentSpec:
 
 
 def catalog_data(label: str, raw: bytes) -> dict[str, Any]:
-    """The TOML table of one catalog file (a file on disk or an uploaded one). Raises CatalogError."""
+    """The TOML table of one catalog file (a file on disk or an uploaded one), nested at most
+    toml_text.MAX_DEPTH deep and without NULs. Raises CatalogError."""
+    from assignments.toml_text import toml_loads  # it raises this module's CatalogError
+
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise CatalogError(label, "file", "is not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(label, "file", f"is not valid TOML ({exc})") from None
+    return toml_loads(text, path=label, field="file")
 
 
 def spec_from_data(data: dict[str, Any], *, path: str, source_hash: str = "") -> AssignmentSpec:
@@ -163,6 +165,14 @@ def _check_compiles(check: _Checker, source: str) -> None:
         compile(source, "reference", "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise check.fail("reference", f"has a syntax error on line {exc.lineno}: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # 19,000 unary minuses, a 9,900-step attribute chain: the parser gives up
+        raise check.fail("reference", "is nested too deeply to compile") from None
+
+
+def date_storable(value: datetime) -> bool:
+    """A date the database keeps in every time zone: PostgreSQL's timestamps end at 9999, and
+    9999-12-31T23:59 in New York is already in the year 10000 in UTC (a DataError, a 500)."""
+    return DATE_YEARS[0] <= value.year <= DATE_YEARS[1]
 
 
 def _params(check: _Checker, params: Any) -> dict[str, Any]:
@@ -264,6 +274,8 @@ def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
             value = policy[name]
             if not isinstance(value, datetime) or value.tzinfo is None:
                 raise check.fail(f"policy.{name}", "must be a date-time with a time zone, e.g. 2026-12-01T23:59:00Z")
+            if not date_storable(value):
+                raise check.fail(f"policy.{name}", f"must be in the years {DATE_YEARS[0]} to {DATE_YEARS[1]}")
             out[name] = value
     if "max_attempts" in policy:
         attempts = policy["max_attempts"]

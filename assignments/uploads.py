@@ -4,6 +4,7 @@ the upload, each file, their total once unzipped and their number are capped."""
 from __future__ import annotations
 
 import zipfile
+import zlib
 from typing import Any
 
 from assignments.catalog_export import COURSE_FILE
@@ -39,5 +40,6 @@ def _zip_members(upload: Any) -> list[tuple[str, bytes]]:
             if sum(i.file_size for i in members) > MAX_UNZIPPED or any(i.file_size > MAX_UPLOAD for i in members):
                 raise CatalogError(upload.name, "file", f"unzips to more than {MAX_UNZIPPED // 1_000_000} MB")
             return [(i.filename.rsplit("/", 1)[-1], archive.read(i)) for i in members]
-    except (zipfile.BadZipFile, zipfile.LargeZipFile):
-        raise CatalogError(upload.name, "file", "is not a zip archive") from None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
+            ValueError, zlib.error) as exc:  # corrupt, encrypted (RuntimeError), an unsupported compression
+        raise CatalogError(upload.name, "file", f"is not a zip archive this server can read ({exc})") from None

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "grader.request_guard.NulCharacterGuard",  # 400 for text PostgreSQL cannot store
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -113,6 +114,7 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = envfloat("AXES_COOLOFF_HOURS", 0.25)  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_USERNAME_CALLABLE = "grader.request_guard.axes_username"  # its record holds 255 characters
 AXES_IPWARE_PROXY_COUNT = envint("AXES_PROXY_COUNT", 0)  # set 1 behind one reverse proxy
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -180,6 +182,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["grader.api.parsers.BoundedJSONParser"],  # depth, size, Unicode: 400s
+    "EXCEPTION_HANDLER": "grader.api.parsers.api_exception_handler",  # too big a body: a JSON 413
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Autograd grading API",

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from courseops.query_numbers import query_int
+
 UNANSWERED = "unanswered"
 UNNAMED = ("unknown",)  # kinds whose paths are not a finding
 STUCK_AFTER = 3  # attempts on a part without a right answer before a student counts as stuck
@@ -96,8 +98,7 @@ def _first_and_final(per_student: dict[str, list[tuple[int, int, bool, str]]]) -
 
 def stuck_after_from(query: Any) -> int:
     """`?stuck_after=N` of a page or API request, bounded to 1–100 (default STUCK_AFTER)."""
-    raw = str(query.get("stuck_after", ""))
-    return min(max(int(raw), 1), 100) if raw.isdigit() else STUCK_AFTER
+    return query_int(query, "stuck_after", default=STUCK_AFTER, low=1, high=100)
 
 
 def stuck_students(stats: PartStats, *, after: int = STUCK_AFTER) -> list[dict[str, Any]]:

@@ -91,6 +91,8 @@ def roster_parse(data: bytes) -> tuple[list[RosterLine], list[LineError]]:
 def _problem(values: dict[str, str], seen: dict[str, int]) -> str:
     username, email = values.get("username", ""), values.get("email", "")
     role = (values.get("role") or "student").lower()
+    if any("\x00" in value for value in values.values()):  # PostgreSQL cannot store it (a 500 on apply)
+        return "contains a NUL character"
     if not USERNAME.match(username):
         return f"username {username[:40]!r}: use 1–150 letters, digits and @.+-_"
     if username.lower() in seen:

@@ -14,9 +14,16 @@ from django.db.models import QuerySet
 
 from assignments.models import Assignment
 from courseops.misconceptions import UNNAMED
+from courseops.query_numbers import query_int
 from grader.models import Submission
 
 PAGE = 100
+MAX_PAGE = 100_000
+
+
+def page_from(query: Any) -> int:
+    """`?page=N` of a page or API request, from 1 (bounded: a page past the last is empty)."""
+    return query_int(query, "page", default=1, low=1, high=MAX_PAGE)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 - a platform clock up to LTI_CLOCK_LEEWAY seconds ahead is accepted, no more;
 - only RS256 signatures; `exp` and `iat` are required;
 - the platform's JWKS is fetched with a timeout and cached (refetched once for an unknown `kid`);
-- `target_link_uri` must be this tool's launch URL.
+- `target_link_uri` must be this tool's launch URL;
+- every claim the tool stores has the type and length it expects (`lti.claim_shapes`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch
 from pylti1p3.exception import LtiException
 from pylti1p3.message_launch import TKeySet
 
+from lti.claim_shapes import claims_problem
 from lti.models import UsedNonce
 from lti.tool_config import ToolConfig
 
@@ -71,6 +73,9 @@ class ToolMessageLaunch(DjangoMessageLaunch):
         return self
 
     def validate_message(self) -> ToolMessageLaunch:
+        problem = claims_problem(self._get_jwt_body())  # first: PyLTI1p3's own checks assume the shapes
+        if problem:
+            raise LtiException(problem)
         super().validate_message()
         target = self._get_jwt_body().get(TARGET_CLAIM)
         if not target_is_ours(request=self._http_request, target=target):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -47,6 +48,10 @@ def _editor(request: HttpRequest, template: str, context: dict[str, Any], status
     return render(request, template, context, status=status)
 
 
+COURSE_SLUG_MAX = Course._meta.get_field("slug").max_length or 50
+COURSE_TITLE_MAX = Course._meta.get_field("title").max_length or 200
+COURSE_SLUG = re.compile(rf"[a-z0-9-]{{1,{COURSE_SLUG_MAX}}}")
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def course_create(request: HttpRequest) -> HttpResponse:
@@ -55,11 +60,14 @@ def course_create(request: HttpRequest) -> HttpResponse:
         return render(request, "staff/denied.html", status=403)
     error = ""
     if request.method == "POST":
-        slug, title = request.POST.get("slug", "").strip(), request.POST.get("title", "").strip()
-        if not slug or not title or Course.objects.filter(slug=slug).exists() or not slug.replace("-", "").isalnum():
-            error = "Give a title and an unused slug of lowercase letters, digits and '-'."
+        slug, title = request.POST.get("slug", "").strip().lower(), request.POST.get("title", "").strip()
+        # ASCII only and within the columns: `ａｂ` passed isalnum() and broke the redirect (500).
+        if not COURSE_SLUG.fullmatch(slug) or not title or len(title) > COURSE_TITLE_MAX \
+                or Course.objects.filter(slug=slug).exists():
+            error = (f"Give a title of at most {COURSE_TITLE_MAX} characters and an unused slug of at most "
+                     f"{COURSE_SLUG_MAX} lowercase letters, digits and '-'.")
         else:
-            course = authoring.course_create(user=request.user, slug=slug.lower(), title=title)
+            course = authoring.course_create(user=request.user, slug=slug, title=title)
             return redirect("staff-course", course=course.slug)
     return render(request, "staff/course_new.html", {"error": error}, status=400 if error else 200)
 

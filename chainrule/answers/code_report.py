@@ -79,7 +79,15 @@ def _text_or_none(value: Any, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise MalformedOutput(f"{where} must be text")
-    return value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…"
+    return storable_text(value if len(value) <= MAX_TEXT else value[: MAX_TEXT - 1] + "…")
+
+
+def storable_text(text: str) -> str:
+    """Text a page, a JSON answer and PostgreSQL's jsonb can hold. `raise Exception('\\ud800')` in
+    a student's code put a lone surrogate in the feedback: the submission's page and API answer were
+    500s (no UTF-8 for it), and on PostgreSQL saving the result failed in the worker, leaving the
+    row running and the student's later code submissions held behind it; a NUL (`chr(0)`) likewise."""
+    return text.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
 
 
 def _point(data: Any, index: int, line_count: int | None) -> PointOutput:
@@ -90,9 +98,9 @@ def _point(data: Any, index: int, line_count: int | None) -> PointOutput:
     if len(values) + len(unread) > MAX_KEYS:
         raise MalformedOutput(f"{where} has too many values")
     return PointOutput(
-        values={key[:200]: _value(value, f"{where} {key[:40]!r}") for key, value in values.items()},
+        values={storable_text(key[:200]): _value(value, f"{where} {key[:40]!r}") for key, value in values.items()},
         error=_text_or_none(point.get("error"), f"{where} error"),
-        unread={key[:200]: _text_or_none(text, f"{where} unread") or "" for key, text in unread.items()},
+        unread={storable_text(key[:200]): _text_or_none(text, f"{where} unread") or "" for key, text in unread.items()},
         raised=_raised(point.get("raised"), where),
         trace=_trace(point.get("trace"), where, line_count),
     )

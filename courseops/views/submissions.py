@@ -13,7 +13,7 @@ from courseops.models import Regrade, ResultRevision, ScoreOverride
 from courseops.overrides import OverrideError, score_override_create
 from courseops.regrades import regrade_request
 from courseops.staff_access import submission_for_staff_or_404
-from courseops.submission_lists import PAGE, SubmissionFilter, submissions_for_staff
+from courseops.submission_lists import PAGE, SubmissionFilter, page_from, submissions_for_staff
 from grader.models import Submission
 from grader.selectors import result_document, submission_error
 
@@ -23,7 +23,7 @@ from grader.selectors import result_document, submission_error
 def submission_list(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
     wanted = SubmissionFilter.from_query(request.GET)
-    page = max(int(request.GET.get("page", "1")) if request.GET.get("page", "1").isdigit() else 1, 1)
+    page = page_from(request.GET)
     rows = submissions_for_staff(assignment=assignment, wanted=wanted, offset=(page - 1) * PAGE)
     return render(request, "staff/courseops/submissions.html", {
         "course": assignment.course, "assignment": assignment, "wanted": wanted, "rows": rows, "page": page,

@@ -10,8 +10,13 @@ import json
 from collections.abc import Mapping
 from typing import IO, Any
 
+from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from assignments.nested_data import TOO_DEEP, nested_problem
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # 50 code parts of 20,000 characters fit, with room for escapes
 MAX_DEPTH = 8  # the submission body is {"answers": {key: text}, "code": {key: source}}
@@ -44,17 +49,14 @@ def _no_constant(name: str) -> None:
 def _shape_problem(data: Any) -> str | None:
     """Depth beyond MAX_DEPTH or a string (key or value) that is not valid Unicode; walked
     without recursion, in time linear in the (bounded) body."""
-    pending: list[tuple[Any, int]] = [(data, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, dict | list):
-            if depth > MAX_DEPTH:
-                return f"The JSON is nested too deeply (at most {MAX_DEPTH} levels)."
-            items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-            pending.extend((item, depth + 1) for item in items)
-        elif isinstance(value, str) and not _is_unicode(value):
-            return "The JSON contains a lone surrogate (such as \\ud800), which is not valid Unicode text."
-    return None
+    problem = nested_problem(data, max_depth=MAX_DEPTH - 1, text_problem=_surrogate_problem)
+    return f"The JSON is nested too deeply (at most {MAX_DEPTH} levels)." if problem == TOO_DEEP else problem
+
+
+def _surrogate_problem(text: str) -> str | None:
+    if _is_unicode(text):
+        return None
+    return "The JSON contains a lone surrogate (such as \\ud800), which is not valid Unicode text."
 
 
 def _is_unicode(text: str) -> bool:
@@ -63,3 +65,12 @@ def _is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, plus a JSON 413 for a body past Django's DATA_UPLOAD_MAX_MEMORY_SIZE: Django
+    refuses it while DRF reads `request.data`, before any parser runs, and answered with the bare
+    HTML "Bad Request (400)" page, no message for a script."""
+    if isinstance(exc, RequestDataTooBig):
+        return Response({"detail": f"The request body is larger than {MAX_BODY_BYTES // 1024} KiB."}, status=413)
+    return exception_handler(exc, context)

@@ -24,7 +24,7 @@ from courseops.gradebook import gradebook_csv, gradebook_json, gradebook_read
 from courseops.misconceptions import stuck_after_from
 from courseops.models import Regrade
 from courseops.regrades import RegradeError, regrade_apply_start, regrade_request
-from courseops.submission_lists import PAGE, SubmissionFilter, submissions_for_staff
+from courseops.submission_lists import PAGE, SubmissionFilter, page_from, submissions_for_staff
 from grader.api.serializers import DetailSerializer
 from grader.api.staff_serializers import (
     AnalyticsSerializer,
@@ -83,8 +83,7 @@ class Gradebook(APIView):
 def staff_submissions(request: Request, slug: str) -> Response:
     """Everyone's submissions (called by the submissions collection for the course's staff)."""
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
-    page = request.query_params.get("page", "1")
-    offset = (int(page) - 1) * PAGE if page.isdigit() and int(page) > 0 else 0
+    offset = (page_from(request.query_params) - 1) * PAGE
     rows = submissions_for_staff(assignment=assignment, wanted=SubmissionFilter.from_query(request.query_params),
                                  offset=offset)
     context = {"request": request, "show_expected": True, "show_reason": True}

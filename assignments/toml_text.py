@@ -1,0 +1,37 @@
+"""TOML that instructors send through the web (an imported file, the form's params, variants and
+config boxes), read so that any text gives a CatalogError, never a 500.
+
+`tomllib` recurses once per nesting level, so `a = [[[…]]]` 5,000 deep raised RecursionError in
+the request; and TOML may spell a NUL (`"\\u0000"`), which PostgreSQL cannot store (DataError on
+save). Both are refused here with the file and field named.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from assignments.nested_data import HAS_NUL, TOO_DEEP, nested_nul_problem
+from assignments.spec import CatalogError
+
+MAX_DEPTH = 32  # tables and arrays inside one another; the catalog needs a handful
+PROBLEMS = {TOO_DEEP: f"is nested too deeply (at most {MAX_DEPTH} levels)",
+            HAS_NUL: "contains a NUL character (\\u0000), which no field accepts"}
+
+
+def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(path, field, f"is not valid TOML ({exc})") from None
+    except RecursionError:
+        raise CatalogError(path, field, PROBLEMS[TOO_DEEP]) from None
+    problem = _shape_problem(data)
+    if problem:
+        raise CatalogError(path, field, problem)
+    return data
+
+
+def _shape_problem(data: Any) -> str | None:
+    problem = nested_nul_problem(data, max_depth=MAX_DEPTH)
+    return None if problem is None else PROBLEMS[problem]

@@ -1,0 +1,204 @@
+"""Malformed input to the staff pages, the API and the login found by the attack pass
+(issues 9, 10, 12): each was a 500 (some only on PostgreSQL, as in production) or unbounded
+work in the web process; each is now a 400 or a message, and nothing is written."""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+from typing import Any
+
+import pytest
+from axes.models import AccessAttempt
+from django.test import Client
+
+from assignments.models import Assignment, Course, Extension
+from assignments.services import membership_set
+from courseops.models import ScoreOverride
+from tests.authoring_forms import form_post
+from tests.clients import api, logged_in
+from tests.courseops_known import KnownCourse, known_course_build
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def known(django_db_setup: None) -> KnownCourse:
+    return known_course_build()
+
+
+@pytest.fixture
+def teacher(known: KnownCourse, make_user: Any) -> Any:
+    person = make_user("instructor")
+    membership_set(user=person.user, course=known.course, role="instructor")
+    return person
+
+
+def nul_requests(known: KnownCourse) -> list[tuple[str, str, dict[str, str]]]:
+    """Every place a NUL reached a PostgreSQL filter or insert (DataError, a 500)."""
+    course, slug = known.course.slug, known.a.slug
+    bob, sub = known.users["bob"].username, known.submissions[("bob", "a", 1)].id
+    return [
+        ("get", f"/staff/courses/{course}/gradebook/", {"q": "a\x00"}),
+        ("get", f"/staff/courses/{course}/gradebook/", {"section": "\x00", "format": "csv"}),
+        ("get", f"/api/v1/courses/{course}/gradebook/", {"section": "\x00"}),
+        ("get", f"/staff/courses/{course}/roster/", {"q": "\x00"}),
+        ("get", f"/staff/assignments/{slug}/submissions/", {"student": "\x00"}),
+        ("get", f"/api/v1/assignments/{slug}/submissions/", {"student": "\x00"}),
+        ("get", f"/staff/courses/{course}/students/a%00/", {}),
+        ("post", f"/staff/submissions/{sub}/override/", {"part": "x.grad", "score": "1", "comment": "c\x00"}),
+        ("post", f"/staff/assignments/{slug}/extensions/", {"username": bob, "reason": "late\x00"}),
+        ("post", f"/staff/assignments/{slug}/extensions/", {"username": "\x00"}),
+        ("post", f"/staff/courses/{course}/staff/", {"username": "a\x00", "role": "ta"}),
+        ("post", f"/staff/courses/{course}/roster/", {"csv": "username,name\nnew-one,a\x00b\n", "apply": "1"}),
+        ("post", "/staff/courses/new/", {"slug": "nul-course", "title": "a\x00b"}),
+    ]
+
+
+def test_a_nul_character_in_a_query_path_or_form_is_a_400_and_writes_nothing(known: KnownCourse,
+                                                                              teacher: Any) -> None:
+    client = logged_in(teacher, raise_request_exception=False)
+    token = api(teacher)
+    for method, url, data in nul_requests(known):
+        caller = token if url.startswith("/api/") else client
+        response = getattr(caller, method)(url, data)
+        assert response.status_code == 400, (method, url, response.status_code)
+        assert b"NUL character" in response.content
+    assert not ScoreOverride.objects.filter(submission__assignment=known.a).exists()
+    assert not Extension.objects.filter(assignment=known.a).exists()
+    assert not Course.objects.filter(slug="nul-course").exists()
+    assert api(teacher).get(f"/api/v1/assignments/{known.a.slug}/submissions/",
+                            {"student": "\x00"}).json()["detail"].startswith("The request contains a NUL")
+
+
+def test_a_login_name_longer_than_any_account_is_cut_for_the_failure_record(client: Client) -> None:
+    name = "n" * 10_000  # PostgreSQL refused the 10,000 characters in axes' varchar(255): a 500
+    response = client.post("/accounts/login/", {"username": name, "password": "wrong"})
+    assert response.status_code == 200
+    assert [len(a.username) for a in AccessAttempt.objects.filter(username__startswith="nnnn")] == [150]
+
+
+@pytest.mark.parametrize("query", [{"page": "²"}, {"page": "9" * 23}, {"page": "-1"}, {"stuck_after": "²"},
+                                   {"stuck_after": "9" * 23}, {"page": "١"}])
+def test_page_and_stuck_after_that_are_not_plain_digits_are_read_as_the_default_or_the_bound(
+    known: KnownCourse, teacher: Any, query: dict[str, str]
+) -> None:
+    client, token, slug = logged_in(teacher), api(teacher), known.a.slug
+    name = "analytics" if "stuck_after" in query else "submissions"
+    assert client.get(f"/staff/assignments/{slug}/{name}/", query).status_code == 200
+    assert token.get(f"/api/v1/assignments/{slug}/{name}/", query).status_code == 200
+
+
+def test_the_bounded_numbers_keep_their_meaning() -> None:
+    from courseops.query_numbers import query_int
+
+    def read(raw: str) -> int:
+        return query_int({"n": raw}, "n", default=3, low=1, high=100)
+
+    assert [read(raw) for raw in ("7", " 7 ", "0", "500", "9" * 30, "²", "٣", "x", "")] == [7, 7, 1, 100, 100,
+                                                                                            3, 3, 3, 3]
+
+
+@pytest.mark.parametrize("form", [{"slug": "ａｂ", "title": "Full-width"}, {"slug": "a" * 51, "title": "Long slug"},
+                                  {"slug": "long-title", "title": "t" * 201}, {"slug": "a_b", "title": "t"}])
+def test_a_course_slug_must_be_ascii_and_fit_its_column(teacher: Any, form: dict[str, str]) -> None:
+    response = logged_in(teacher, raise_request_exception=False).post("/staff/courses/new/", form)
+    assert response.status_code == 400
+    assert b"at most 50 lowercase letters" in response.content
+    assert not Course.objects.filter(slug__in=[form["slug"], form["slug"].lower()]).exists()
+
+
+def _zip(entries: list[tuple[str, bytes]], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for name, blob in entries:
+            archive.writestr(name, blob)
+    return buffer.getvalue()
+
+
+def _central_directory_patched(blob: bytes, offset: int, value: int) -> bytes:
+    """The zip with one 2-byte field of its (single) central directory entry replaced."""
+    at = blob.index(b"PK\x01\x02") + offset
+    return blob[:at] + struct.pack("<H", value) + blob[at + 2:]
+
+
+ONE = b'slug = "zip-one"\ntitle = "t"\nstatement = "s"\nreference = "x = 1"\n'
+BAD_UPLOADS = {
+    "deep.toml": (b"a = " + b"[" * 5_000 + b"]" * 5_000, "nested too deeply"),
+    "deep-tables.toml": (b"a = " + b"{b = " * 2_000 + b"1" + b"}" * 2_000, "nested too deeply"),
+    "nul.toml": (ONE.replace(b'"t"', b'"a\\u0000b"'), "NUL character"),
+    "bomb.zip": (_zip([(f"f{i}.toml", b" " * 1_900_000) for i in range(3)]), "unpacks to more than 5 MB"),
+    "many.zip": (_zip([(f"f{i}.toml", b"") for i in range(201)]), "more than 200 .toml files"),
+    "encrypted.zip": (_central_directory_patched(_zip([("a.toml", ONE)]), 8, 0x1), "not a zip archive this server"),
+    "method-99.zip": (_central_directory_patched(_zip([("a.toml", ONE)], zipfile.ZIP_STORED), 10, 99),
+                      "not a zip archive this server"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_UPLOADS))
+def test_an_import_that_is_deep_nul_a_zip_bomb_or_unreadable_is_refused_with_a_message(
+    known: KnownCourse, teacher: Any, name: str
+) -> None:
+    blob, message = BAD_UPLOADS[name]
+    upload = io.BytesIO(blob)
+    upload.name = name
+    client = logged_in(teacher, raise_request_exception=False)
+    response = client.post(f"/staff/courses/{known.course.slug}/import/", {"catalog": upload}, follow=True)
+    assert response.status_code == 200, name
+    assert message in response.content.decode(), name
+    assert not Assignment.objects.filter(slug="zip-one").exists()
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("params", "x0 = " + "[" * 3_000 + "]" * 3_000, "nested too deeply"),
+    ("variants", "x0 = " + "{a = " * 2_000 + "1" + "}" * 2_000, "nested too deeply"),
+    ("params", 'x0 = 1.5\ny0 = -0.5\nnote = "\\u0000"', "NUL character"),
+    ("reference", "x" + ".a" * 9_900, "nested too deeply to compile"),
+    ("reference", "-" * 19_000 + "1", "nested too deeply to compile"),
+    ("opens_at", "9999-12-31T23:59", "in the years 1900 to 9000"),
+    ("due_at", "0001-01-01T00:00", "in the years 1900 to 9000"),
+])
+def test_the_authoring_form_refuses_what_the_database_or_the_parser_cannot_hold(
+    known: KnownCourse, teacher: Any, field: str, value: str, message: str
+) -> None:
+    data = form_post(slug="hostile-form", time_zone="America/New_York")
+    data[field] = value
+    client = logged_in(teacher, raise_request_exception=False)
+    response = client.post(f"/staff/courses/{known.course.slug}/assignments/new/", data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Assignment.objects.filter(slug="hostile-form").exists()
+
+
+def test_an_extension_past_the_year_9000_is_refused(known: KnownCourse, teacher: Any) -> None:
+    Assignment.objects.filter(id=known.a.id).update(time_zone="America/New_York")
+    bob = known.users["bob"].username
+    response = logged_in(teacher, raise_request_exception=False).post(
+        f"/staff/assignments/{known.a.slug}/extensions/", {"username": bob, "due_at": "9999-12-31T23:59"}, follow=True)
+    assert response.status_code == 200
+    assert "in the years 1900 to 9000" in response.content.decode()
+    assert not Extension.objects.filter(assignment=known.a).exists()
+
+
+def test_a_body_past_the_upload_limit_is_a_json_413_and_stores_nothing(student: Any) -> None:
+    from grader.models import Submission
+
+    body = b'{"answers": {"x.grad": "' + b"1" * (3 * 1024 * 1024) + b'"}}'  # past DATA_UPLOAD_MAX_MEMORY_SIZE
+    response = api(student).generic("POST", "/api/v1/assignments/visual-walkthrough/submissions/", body,
+                                    content_type="application/json")
+    assert response.status_code == 413
+    assert "larger than" in response.json()["detail"]
+    assert not Submission.objects.filter(student=student.user).exists()
+
+
+def test_a_roster_file_with_a_nul_is_refused_on_its_line_before_anything_is_written(known: KnownCourse,
+                                                                                     teacher: Any) -> None:
+    from django.contrib.auth import get_user_model
+
+    upload = io.BytesIO(b"username,name\nnul-roster-one,Ada\x00Lovelace\n")
+    upload.name = "roster.csv"
+    response = logged_in(teacher).post(f"/staff/courses/{known.course.slug}/roster/", {"file": upload})
+    assert response.status_code == 400
+    assert "line 2: contains a NUL character" in response.content.decode()
+    assert not get_user_model().objects.filter(username="nul-roster-one").exists()
