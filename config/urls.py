@@ -14,3 +14,4 @@ urlpatterns = [
     path("metrics", metrics, name="metrics"),
     path("", include("grader.urls")),
 ]
+handler500 = "grader.unavailable.server_error"
