@@ -1,6 +1,6 @@
 """The server-error handler (`handler500`): a request that failed because the database is briefly
-out of reach (a restart, a failover, a full connection pool) is answered 503 with Retry-After —
-nothing was stored, so the client may send it again — instead of a 500 that reads as a bug.
+out of reach (a restart, a failover, a full connection pool) is answered 503 with Retry-After,
+instead of a 500 that reads as a bug.
 Any other uncaught error keeps Django's plain 500 page."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 
 RETRY_AFTER_SECONDS = 5
-MESSAGE = "The grader is briefly unavailable; nothing was saved. Try again in a few seconds."
+MESSAGE = ("The grader is briefly unavailable (its database is out of reach). Check your submissions, "
+           "then try again in a few seconds.")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
