@@ -40,7 +40,7 @@ def job_request(*, kind: str, course: Course, user: AbstractBaseUser, payload: d
 
 def _enqueue(job_id: int) -> None:
     from assignments.tasks import run_authoring_job
-    from grader.fairness import MAINTENANCE, queue_name
+    from config.lanes import MAINTENANCE, queue_name
 
     try:
         run_authoring_job.apply_async(args=[job_id], queue=queue_name(lane=MAINTENANCE))

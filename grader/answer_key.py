@@ -62,7 +62,7 @@ def answer_key_svg(*, assignment: Assignment, student_id: int) -> str | None:
 def _warm_later(*, assignment_id: int, student_id: int) -> None:
     if not cache.add(f"warm-variant:{assignment_id}:{student_id}", 1, timeout=WARM_DEDUP_SECONDS):
         return  # queued a moment ago
-    from grader.fairness import MAINTENANCE, queue_name
+    from config.lanes import MAINTENANCE, queue_name
     from grader.tasks import warm_variant
 
     try:

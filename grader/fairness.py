@@ -19,24 +19,16 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Sum
 
+from config.lanes import CODE, NUMERIC
 from grader.models import Submission
 from grader.policy import _now
 
 log = logging.getLogger(__name__)
-NUMERIC, CODE, MAINTENANCE = "numeric", "code", "maintenance"
 ACTIVE = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 
 
 def lane_of(*, code: object) -> str:
     return CODE if code else NUMERIC
-
-
-def queue_name(*, lane: str) -> str:
-    """The Celery queue of a lane, derived from the default queue (tests use one of their own)."""
-    from config.celery_app import app
-
-    base: str = app.conf.task_default_queue
-    return base if lane == NUMERIC else f"{base}-{lane}"
 
 
 def sandbox_seconds_spent(*, student_id: int) -> float:

@@ -56,7 +56,7 @@ def throttled_count(*, reason: str) -> None:
 
 def metrics_text() -> str:
     """The Prometheus text exposition of every metric."""
-    from grader.fairness import CODE, MAINTENANCE, NUMERIC, queue_name
+    from config.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
     from grader.models import Submission
 
     lines: list[str] = []

@@ -22,7 +22,8 @@ from assignments.answer_parsing import answers_parse
 from assignments.models import Assignment, Membership, Variant
 from assignments.reference import ReferenceError
 from assignments.variants import params_for_student, variant_id_for, variant_ready
-from grader.fairness import CODE, NUMERIC, held_release, lane_of, queue_name, students_with_held
+from config.lanes import CODE, NUMERIC, queue_name
+from grader.fairness import held_release, lane_of, students_with_held
 from grader.models import Result, Submission
 from grader.policy import (
     PolicyError,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from assignments.models import Assignment
+from config import lanes
 from conftest import Person
 from grader import fairness, services
 from grader.models import Submission
@@ -115,6 +116,6 @@ def test_the_sweeper_releases_held_code_and_runs_on_its_own_queue(student: Perso
     held = _create(student, code={"grad_z": RIGHT})
     assert held.id in services.submissions_sweep(queued_after=timedelta(hours=1), running_after=timedelta(hours=1))
     assert sent == [(held.id, "code")]
-    assert fairness.queue_name(lane="code") == f"{app.conf.task_default_queue}-code"
+    assert lanes.queue_name(lane="code") == f"{app.conf.task_default_queue}-code"
     route = app.amqp.router.route({}, "grader.sweep_submissions")
     assert route["queue"].name.endswith("-maintenance")
