@@ -183,6 +183,16 @@ def test_form_errors_name_the_field_and_lose_nothing(instructor: Any) -> None:
     assert not Assignment.objects.filter(slug=slug).exists()
 
 
+def test_a_reference_too_deeply_nested_to_compile_is_a_form_error_not_a_500(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("deep")
+    response = client.post("/staff/courses/autograd-101/assignments/new/",
+                           form_post(slug=slug, reference="x = " + "-" * 19_000 + "1\n"))
+    assert response.status_code == 400 and "reference: Line 1 chains more than 50 unary operators" in \
+        response.content.decode()
+    assert not Assignment.objects.filter(slug=slug).exists()
+
+
 def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, student: Any) -> None:
     from django.utils import timezone
 
