@@ -24,6 +24,7 @@ from assignments.spec import DATE_YEARS, AssignmentSpec, CatalogError, date_stor
 from assignments.vetting import Reason, assignment_vet, reasons_open
 
 T = TypeVar("T")
+MAX_JUSTIFICATION = 2000  # characters of one written justification a version keeps (form and API)
 
 
 class PublishRefused(Exception):

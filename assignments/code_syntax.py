@@ -1,4 +1,4 @@
-"""A syntax check of student code whose cost is bounded, for the web process.
+"""A syntax check of student code (and of the reference program) whose cost is bounded, for the web process.
 
 `compile()` alone is not: 19,000 unary minuses or a 9,900-step attribute chain raise
 RecursionError or MemoryError inside CPython's parser, and 2,900 nested lambdas take
@@ -28,12 +28,9 @@ class CodeTooComplex(ValueError):
 
 def code_syntax_problem(source: str) -> str | None:
     """A message naming the syntax error or the exceeded bound; None when the code compiles."""
-    try:
-        _check_shape(source)
-    except CodeTooComplex as exc:
-        return str(exc)
-    except (tokenize.TokenError, SyntaxError):
-        pass  # compile() below names the error precisely (unclosed bracket, bad indentation…)
+    problem = code_shape_problem(source)
+    if problem is not None:
+        return problem
     try:
         compile(source, "<student>", "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -45,7 +42,20 @@ def code_syntax_problem(source: str) -> str | None:
     return None
 
 
-def _check_shape(source: str) -> None:
+def code_shape_problem(source: str, *, max_statement_tokens: int = MAX_STATEMENT_TOKENS) -> str | None:
+    """The bound the code exceeds, or None: after it, compile() takes milliseconds and at worst raises
+    RecursionError or MemoryError (a long flat chain), which the caller turns into a message. The
+    reference program (instructor text, of bounded size) is checked without a per-statement limit."""
+    try:
+        _check_shape(source, max_statement_tokens)
+    except CodeTooComplex as exc:
+        return str(exc)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # compile() names the error precisely (unclosed bracket, bad indentation…)
+    return None
+
+
+def _check_shape(source: str, max_statement_tokens: int) -> None:
     statement_tokens = depth = prefix_run = lambdas = 0
     previous_is_operand = False
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -57,9 +67,9 @@ def _check_shape(source: str) -> None:
             continue
         statement_tokens += 1
         line = token.start[0]
-        if statement_tokens > MAX_STATEMENT_TOKENS:
+        if statement_tokens > max_statement_tokens:
             raise CodeTooComplex(f"The statement around line {line} is too long to check "
-                                 f"(more than {MAX_STATEMENT_TOKENS} tokens): split it into several.")
+                                 f"(more than {max_statement_tokens} tokens): split it into several.")
         text = token.string
         if text in _OPEN:
             depth += 1

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assignments.code_syntax import code_shape_problem
 from assignments.part_config import NumericConfig, PartConfig, config_parse
 from chainrule import AnswerError, parse_numeric
 from chainrule.part_keys import is_label, is_tensor_path
@@ -161,12 +162,20 @@ def _accepted(check: _Checker, vetting: Any) -> dict[str, str]:
 
 
 def _check_compiles(check: _Checker, source: str) -> None:
+    """Bounded, as this runs in the web request: compile() alone spends seconds on nested lambdas and
+    raises RecursionError or MemoryError on a long chain of operators."""
+    problem = code_shape_problem(source, max_statement_tokens=MAX_SOURCE)
+    if problem is not None:
+        raise check.fail("reference", problem)
     try:
         compile(source, "reference", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise check.fail("reference", f"has a syntax error on line {exc.lineno}: {exc.msg}") from None
+        where = f" on line {exc.lineno}" if exc.lineno else ""
+        raise check.fail("reference", f"has a syntax error{where}: {exc.msg}") from None
+    except ValueError:  # NUL bytes, before Python 3.11.4
+        raise check.fail("reference", "has a syntax error: source code string cannot contain null bytes") from None
     except (RecursionError, MemoryError):  # 19,000 unary minuses, a 9,900-step attribute chain: the parser gives up
-        raise check.fail("reference", "is nested too deeply to compile") from None
+        raise check.fail("reference", "is nested too deeply to compile: split it into statements") from None
 
 
 def date_storable(value: datetime) -> bool:

@@ -56,10 +56,21 @@ def job_id_in(html: str) -> int:
 def preview_page(client: Client, slug: str, post: dict[str, Any]) -> str:
     """Post the preview, run its job as the maintenance worker does (in this process, inside the
     test's transaction), and return the fragment the page's next poll gets."""
-    from assignments.authoring_jobs import job_run
-
     response = client.post(f"/staff/assignments/{slug}/preview/", post)
     assert response.status_code == 200, response.content.decode()[:2000]
-    job_id = job_id_in(response.content.decode())
+    return job_fragment(client, job_id_in(response.content.decode()))
+
+
+def publish_page(client: Client, slug: str, post: dict[str, Any] | None = None) -> str:
+    """Press "Vet and publish" (with `justify:<code>` fields), run the job as the maintenance worker
+    does, and return what the job page then shows: "Published version N." or the reasons."""
+    response = client.post(f"/staff/assignments/{slug}/publish/", post or {})
+    assert response.status_code == 302 and response["Location"].startswith("/staff/jobs/"), response
+    return job_fragment(client, int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
+
+
+def job_fragment(client: Client, job_id: int) -> str:
+    from assignments.authoring_jobs import job_run
+
     job_run(job_id=job_id)
     return client.get(f"/staff/jobs/{job_id}/", headers={"HX-Request": "true"}).content.decode()

@@ -9,7 +9,7 @@ import pytest
 
 from assignments.models import Assignment, AssignmentVersion
 from grader.models import Submission
-from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post, preview_page
+from tests.authoring_forms import BROKEN_REFERENCE, WALKTHROUGH_REFERENCE, form_post, preview_page, publish_page
 from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
@@ -37,13 +37,14 @@ def test_an_instructor_creates_previews_tries_a_wrong_answer_and_publishes(instr
     assert "Trial: what the student gets" in page and "Score: <strong>0 / 2</strong>" in page
 
     # The walkthrough's ambiguity: 2.5 is both "missed x → pow → add → z" and y's forward value.
-    refused = client.post(f"/staff/assignments/{slug}/publish/")
-    assert refused.status_code == 400
+    refused = publish_page(client, slug)
+    assert "Not published." in refused
     reason = "the answer 2.5 is both missing path x → pow → add → z and y&#x27;s forward value"
-    assert reason in refused.content.decode()
+    assert reason in refused and 'name="justify:ambiguous-mistakes:parts.x.grad"' in refused
+    assert not Assignment.objects.get(slug=slug).published
     why = "the lesson discusses this ambiguity in class"
-    publish = client.post(f"/staff/assignments/{slug}/publish/", {"justify:ambiguous-mistakes:parts.x.grad": why})
-    assert publish.status_code == 302, publish.content.decode()[:3000]
+    published = publish_page(client, slug, {"justify:ambiguous-mistakes:parts.x.grad": why})
+    assert "Published version 1." in published, published[:3000]
     assignment.refresh_from_db()
     assert assignment.published and assignment.version == 1
     version = AssignmentVersion.objects.get(assignment=assignment)
@@ -54,8 +55,8 @@ def test_a_clean_assignment_publishes_without_justification(instructor: Any) -> 
     client = logged_in(instructor)
     slug = _slug("clean")
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
-    assert "Vetting found nothing wrong" in client.get(f"/staff/assignments/{slug}/publish/").content.decode()
-    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert "Vet and publish version 1" in client.get(f"/staff/assignments/{slug}/publish/").content.decode()
+    assert "Published version 1." in publish_page(client, slug)
     assert Assignment.objects.get(slug=slug).published
 
 
@@ -76,21 +77,23 @@ def test_vetting_refuses_a_weak_assignment_listing_each_reason_until_justified(i
     post = form_post(slug=slug, params="x0 = 0.0\ny0 = 1.0",
                      parts=[{"key": "x.grad", "kind": "numeric"}, {"key": "y.grad", "kind": "numeric"}])
     assert client.post("/staff/courses/autograd-101/assignments/new/", post).status_code == 302
-    refused = client.post(f"/staff/assignments/{slug}/publish/")
-    page = refused.content.decode()
-    assert refused.status_code == 400
+    page = publish_page(client, slug)
+    assert "Not published." in page and "2 reasons" in page
     assert "parts.x.grad</code>: the answer 0 passes" in page
     assert "parts.y.grad</code>: the forward value of z passes" in page
     assert not Assignment.objects.get(slug=slug).published
     codes = ["trivial-answer:parts.x.grad", "trivial-answer:parts.y.grad"]
-    half = client.post(f"/staff/assignments/{slug}/publish/", {f"justify:{codes[0]}": "warm-up"})
-    assert half.status_code == 400 and "parts.x.grad</code>" not in half.content.decode()  # one left to justify
-    justified = client.post(f"/staff/assignments/{slug}/publish/",
-                            {f"justify:{code}": "a warm-up: the point is reading the graph" for code in codes})
-    assert justified.status_code == 302, justified.content.decode()[:3000]
+    half = publish_page(client, slug, {f"justify:{codes[0]}": "warm-up", f"justify:{codes[1]}": "   "})
+    assert "1 reason not" in half and "<code>parts.x.grad</code>" not in half  # one left to justify
+    # The justification already given comes back in the form, so the next press keeps it.
+    assert f'name="justify:{codes[0]}" rows="1">warm-up</textarea>' in half
+    assert not Assignment.objects.get(slug=slug).published
+    justified = publish_page(client, slug, {f"justify:{codes[0]}": "warm-up",
+                                            f"justify:{codes[1]}": "the point is reading the graph"})
+    assert "Published version 1." in justified, justified[:3000]
     version = AssignmentVersion.objects.get(assignment__slug=slug)
-    assert {o["code"] for o in version.overrides} == set(codes)
-    assert all(o["justification"] == "a warm-up: the point is reading the graph" for o in version.overrides)
+    assert {o["code"]: o["justification"] for o in version.overrides} == {
+        codes[0]: "warm-up", codes[1]: "the point is reading the graph"}
 
 
 def test_a_part_key_naming_no_tensor_is_a_reason(instructor: Any) -> None:
@@ -98,7 +101,7 @@ def test_a_part_key_naming_no_tensor_is_a_reason(instructor: Any) -> None:
     slug = _slug("nokey")
     post = form_post(slug=slug, parts=[{"key": "w.grad", "kind": "numeric"}])
     assert client.post("/staff/courses/autograd-101/assignments/new/", post).status_code == 302
-    page = client.post(f"/staff/assignments/{slug}/publish/").content.decode()
+    page = publish_page(client, slug)
     assert "parts.w</code>: names no tensor of the reference program" in page
 
 
@@ -106,13 +109,13 @@ def test_edits_to_a_published_assignment_wait_in_a_draft(instructor: Any) -> Non
     client = logged_in(instructor)
     slug = _slug("drafted")
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
-    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert "Published version" in publish_page(client, slug)
     edited = form_post(slug=slug, params="x0 = 2.5\ny0 = -0.5")
     assert client.post(f"/staff/assignments/{slug}/edit/", edited).status_code == 302
     assignment = Assignment.objects.get(slug=slug)
     assert assignment.params == {"x0": 1.5, "y0": -0.5} and assignment.draft["params"] == {"x0": 2.5, "y0": -0.5}
     assert "x0 = 2.5" in client.get(f"/staff/assignments/{slug}/edit/").content.decode()
-    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert "Published version" in publish_page(client, slug)
     assignment.refresh_from_db()
     assert assignment.params == {"x0": 2.5, "y0": -0.5} and assignment.version == 2 and assignment.draft is None
 
@@ -139,7 +142,7 @@ def test_an_archived_assignment_is_restored_from_the_course_page_with_its_submis
     client = logged_in(instructor)
     slug = _slug("restore")
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
-    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert "Published version" in publish_page(client, slug)
     assignment = Assignment.objects.get(slug=slug)
     kept = Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "1"}, attempt=1)
     assert client.post(f"/staff/assignments/{slug}/delete/").status_code == 302
@@ -180,6 +183,16 @@ def test_form_errors_name_the_field_and_lose_nothing(instructor: Any) -> None:
     assert not Assignment.objects.filter(slug=slug).exists()
 
 
+def test_a_reference_too_deeply_nested_to_compile_is_a_form_error_not_a_500(instructor: Any) -> None:
+    client = logged_in(instructor)
+    slug = _slug("deep")
+    response = client.post("/staff/courses/autograd-101/assignments/new/",
+                           form_post(slug=slug, reference="x = " + "-" * 19_000 + "1\n"))
+    assert response.status_code == 400 and "reference: Line 1 chains more than 50 unary operators" in \
+        response.content.decode()
+    assert not Assignment.objects.filter(slug=slug).exists()
+
+
 def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, student: Any) -> None:
     from django.utils import timezone
 
@@ -188,13 +201,13 @@ def test_a_submission_keeps_the_version_it_was_graded_against(instructor: Any, s
     client = logged_in(instructor)
     slug = _slug("versions")
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug)).status_code == 302
-    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert "Published version" in publish_page(client, slug)
     assignment = Assignment.objects.get(slug=slug)
     graded = Submission.objects.create(student=student.user, assignment=assignment, answers={"x.grad": "9"},
                                        status=Submission.Status.GRADED, graded_at=timezone.now())
     assert client.post(f"/staff/assignments/{slug}/edit/", form_post(slug=slug, params="x0 = 2.5\ny0 = -0.5")
                        ).status_code == 302
-    assert client.post(f"/staff/assignments/{slug}/publish/").status_code == 302
+    assert "Published version" in publish_page(client, slug)
     version = version_graded_against(assignment_id=assignment.pk, graded_at=graded.graded_at)
     assert version is not None and version.number == 1 and "x0 = 1.5" in version.catalog
     latest = version_graded_against(assignment_id=assignment.pk, graded_at=timezone.now())

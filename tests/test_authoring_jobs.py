@@ -1,5 +1,5 @@
-"""Preview and import run out of the web request: the page gets a job that polls, a worker on the
-maintenance lane runs the reference, and only what passes vetting is published."""
+"""Preview, publish and import run out of the web request: the page gets a job that polls, a worker on
+the maintenance lane runs the reference, and only what passes vetting is published."""
 
 from __future__ import annotations
 
@@ -21,9 +21,13 @@ from tests.clients import logged_in
 
 
 class RefusingRunner:
-    """Set as the web process's reference runner: any reference run inside a request fails the test."""
+    """Set as the web process's reference runner: any reference run inside a request is recorded
+    (in case a caller swallows the error) and fails."""
+
+    calls: list[str] = []
 
     def analyze(self, **_: Any) -> Any:
+        self.calls.append("reference")
         raise AssertionError("the web request ran a reference program")
 
     analyze_points = analyze
@@ -40,14 +44,33 @@ def _poll(client: Any, job_id: int, timeout: float = 90) -> str:
     raise AssertionError(f"job {job_id} still pending after {timeout} s")
 
 
+def _publish(client: Any, slug: str, post: dict[str, str]) -> str:
+    """Press the publish button as a browser would: a redirect to the job's page, polled until done."""
+    response = client.post(f"/staff/assignments/{slug}/publish/", post)
+    assert response.status_code == 302 and response["Location"].startswith("/staff/jobs/"), response
+    page = client.get(response["Location"]).content.decode()
+    assert "Vet and publish" in page and 'class="authoring-job"' in page
+    return _poll(client, int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
+
+
 @pytest.mark.integration
-def test_the_preview_runs_in_a_worker_while_the_page_polls(live_db: None, worker: Any, instructor: Any,
-                                                           make_user: Any, settings: Any) -> None:
+def test_create_preview_and_publish_run_the_reference_only_in_the_worker(
+        live_db: None, worker: Any, instructor: Any, make_user: Any, settings: Any, monkeypatch: Any) -> None:
+    sandbox_calls: list[str] = []
+
+    def no_sandbox(**_: Any) -> Any:
+        sandbox_calls.append("job")
+        raise AssertionError("the web request ran a sandbox job")
+
+    # The web process (this one) may neither run a reference nor send anything to the sandbox; the
+    # worker (another process, with the real runner and sandbox) does both.
+    settings.GRADER_REFERENCE_RUNNER = "tests.test_authoring_jobs.RefusingRunner"
+    monkeypatch.setattr(RefusingRunner, "calls", [])
+    monkeypatch.setattr("sandbox.client.run_job", no_sandbox)
     client = logged_in(instructor)
     slug = f"job-{uuid.uuid4().hex[:6]}"
     walk = {"reference": WALKTHROUGH_REFERENCE, "params": "x0 = 3.0\ny0 = 2.5"}
     assert client.post("/staff/courses/autograd-101/assignments/new/", form_post(slug=slug, **walk)).status_code == 302
-    settings.GRADER_REFERENCE_RUNNER = "tests.test_authoring_jobs.RefusingRunner"
 
     posted = client.post(f"/staff/assignments/{slug}/preview/", {**form_post(slug=slug, **walk), "trial:x.grad": "2.5"})
     html = posted.content.decode()
@@ -62,6 +85,22 @@ def test_the_preview_runs_in_a_worker_while_the_page_polls(live_db: None, worker
     other = make_user("instructor")  # same course, but not the one who asked
     assert logged_in(other).get(f"/staff/jobs/{job_id}/").status_code == 404
     assert logged_in(make_user("student")).get(f"/staff/jobs/{job_id}/").status_code == 404
+
+    assert "Vet and publish version 1" in client.get(f"/staff/assignments/{slug}/publish/").content.decode()
+    # At (3, 2.5) the walkthrough's 2.5 is both "missed x → pow → add → z" and y's forward value.
+    code = "ambiguous-mistakes:parts.x.grad"
+    refused = _publish(client, slug, {})
+    assert 'data-job-status="done"' in refused and "Not published." in refused
+    assert "the answer 2.5 is both missing path x → pow → add → z" in refused and f'name="justify:{code}"' in refused
+    assert not Assignment.objects.get(slug=slug).published
+    why = "the lesson is about telling these two apart"
+    published = _publish(client, slug, {f"justify:{code}": why})
+    assert "Published version 1." in published, published[:2000]
+    version = AssignmentVersion.objects.get(assignment__slug=slug)
+    assert version.overrides == [{"code": code, "field": "parts.x.grad", "justification": why,
+                                  "problem": version.overrides[0]["problem"]}]
+    assert "2.5 is both" in version.overrides[0]["problem"] and Assignment.objects.get(slug=slug).published
+    assert RefusingRunner.calls == [] and sandbox_calls == []
 
 
 @pytest.mark.django_db

@@ -59,6 +59,11 @@ def test_loading_twice_changes_nothing() -> None:
         (_with(slug="Not A Slug"), "slug", "lowercase"),
         (_with(title=""), "title", "must not be empty"),
         (_with(reference="x = (\n"), "reference", "syntax error on line"),
+        # The reference is compiled in the web request (forms, API): never a 500, never seconds of CPU.
+        (_with(reference="x = " + "-" * 19_000 + "1\n"), "reference", "chains more than 50 unary operators"),
+        (_with(reference="f = " + "lambda: " * 2_400 + "1\n"), "reference", "more than 10 lambdas"),
+        (_with(reference="x = " + "+".join(["a"] * 9_000) + "\n"), "reference", "too deeply to compile"),
+        (_with(reference="x = 1\x00\n"), "reference", "cannot contain null bytes"),
         (_with(params={"x0": "two"}), "params.x0", "finite number"),
         (_with(params={"import": 1.0}), "params.import", "identifier"),
         (_with(parts=[]), "parts", "non-empty"),

@@ -156,23 +156,22 @@ def _error_lines(form: Any, parts: Any) -> list[str]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def assignment_publish(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: what publishing will do. POST: queue the vetting and publish (with the justifications
+    typed for earlier reasons) as a job, and show its page, which polls until the worker is done:
+    vetting runs the reference at the seed point and the sampled variants, never in this request."""
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
     if request.method == "POST":
-        justifications = {k[8:]: v for k, v in request.POST.items() if k.startswith("justify:")}
-        try:
-            version = authoring.assignment_publish(assignment=assignment, user=request.user,
-                                                   justifications=justifications)
-        except authoring.PublishRefused as exc:
-            return render(request, "staff/publish.html", {"assignment": assignment, "course": assignment.course,
-                                                          "reasons": exc.reasons, "refused": True}, status=400)
-        except CatalogError as exc:
-            messages.error(request, f"{exc.field}: {exc.problem}")
-            return redirect("staff-assignment-edit", slug=slug)
-        messages.success(request, f"Published version {version.number}.")
-        return redirect("staff-assignment-edit", slug=slug)
-    reasons = authoring.assignment_vet_working(assignment=assignment)
-    return render(request, "staff/publish.html", {"assignment": assignment, "course": assignment.course,
-                                                  "reasons": reasons, "refused": False})
+        assert assignment.course is not None
+        job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
+                          assignment=assignment, payload={"justifications": _justifications(request.POST)})
+        return redirect("staff-job", pk=job.pk)
+    return render(request, "staff/publish.html", {"assignment": assignment, "course": assignment.course})
+
+
+def _justifications(post: Any) -> dict[str, str]:
+    """`justify:<reason code>` fields that say something, each cut to what a version keeps."""
+    return {key[8:]: text.strip()[:authoring.MAX_JUSTIFICATION] for key, text in post.items()
+            if key.startswith("justify:") and text.strip()}
 
 
 @login_required

@@ -1,5 +1,6 @@
 """The page (or fragment) of one authoring job: it polls while a worker runs it, then shows the
-preview or the import's outcome. Thin: read the job, render."""
+preview, the import's outcome or the publish's (a version, or the reasons to justify). Thin: read
+the job, render."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from assignments.access import course_for_staff_or_404
 from assignments.authoring_jobs import PENDING, WAIT, job_for_requester_or_404, job_overdue
 from assignments.models import AuthoringJob
 
-POLL_MS = 100  # while a job is pending only; a preview takes a few hundred ms
+POLL_MS = 100  # while a job is pending only; a preview takes a few hundred ms, vetting about a second
 
 
 def job_context(job: AuthoringJob) -> dict[str, Any]:
@@ -25,6 +26,8 @@ def job_context(job: AuthoringJob) -> dict[str, Any]:
         "overdue": job_overdue(job=job), "wait_seconds": int(WAIT[AuthoringJob.Kind(job.kind)].total_seconds()),
         "poll_ms": POLL_MS, "job_error": result.get("error", ""), "preview": result.get("preview"),
         "form_errors": result.get("form_errors"), "data": job.payload.get("data"), "outcomes": result.get("outcomes"),
+        "version": result.get("version"), "refused": result.get("refused"), "publish_errors": result.get("errors"),
+        "justifications": job.payload.get("justifications", {}),
     }
 
 

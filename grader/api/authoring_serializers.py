@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from assignments.authoring import MAX_JUSTIFICATION
+
 MAX_TOML = 1_000_000
 
 
@@ -28,7 +30,7 @@ class AuthoredDetailSerializer(AuthoredAssignmentSerializer):
 
 
 class PublishSerializer(serializers.Serializer):
-    justifications = serializers.DictField(child=serializers.CharField(max_length=2000), required=False,
+    justifications = serializers.DictField(child=serializers.CharField(max_length=MAX_JUSTIFICATION), required=False,
                                            default=dict, help_text="Vetting reason code → why it is acceptable")
     wait = serializers.FloatField(min_value=0, max_value=20, default=0,
                                   help_text="Seconds to wait for the worker before answering 202 (at most 20)")
