@@ -43,9 +43,14 @@ def test_one_worker_service_consumes_each_lane_and_every_command_names_real_code
     from config.celery_app import app
     from grader.fairness import CODE, MAINTENANCE, NUMERIC, queue_name
 
+    assert "CELERY_QUEUE" not in SERVICES["web"]["environment"]  # so the default queue's name is used
+    session_queue, app.conf.task_default_queue = app.conf.task_default_queue, "grading"  # a test session has its own
+    try:
+        lanes = {queue_name(lane=lane) for lane in (NUMERIC, CODE, MAINTENANCE)}
+    finally:
+        app.conf.task_default_queue = session_queue
     consumed = {_argv(name)[_argv(name).index("-Q") + 1] for name in SERVICES if name.startswith("worker-")}
-    assert consumed == {queue_name(lane=lane) for lane in (NUMERIC, CODE, MAINTENANCE)}
-    assert app.conf.task_default_queue == "grading"  # what the compose file's names derive from
+    assert consumed == lanes
     for name in [*[s for s in SERVICES if s.startswith("worker-")], "beat"]:
         assert _argv(name)[:3] == ["celery", "-A", "config"]
     web = _argv("web")
