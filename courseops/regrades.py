@@ -52,9 +52,10 @@ def regrade_request(*, assignment: Assignment, by: AbstractBaseUser, submission:
 
 def _enqueue(task_name: str, regrade_id: int) -> None:
     from config.celery_app import app
+    from config.lanes import MAINTENANCE, queue_name
 
-    try:
-        app.send_task(task_name, args=[regrade_id])
+    try:  # a regrade may grade a whole course: never in a numeric grader's turn
+        app.send_task(task_name, args=[regrade_id], queue=queue_name(lane=MAINTENANCE))
     except Exception:  # broker down: the row keeps its status; staff can ask again
         log.exception("could not enqueue %s for regrade %s", task_name, regrade_id)
 
