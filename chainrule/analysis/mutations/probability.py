@@ -31,10 +31,13 @@ def softmax_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutat
         right = f"1 - softmax({u})"
         lesson = (f"d log_softmax({u})/d{wrapped(u)} = 1 - softmax({u}): the normaliser's gradient is "
                   f"softmax({u}), not 1 or exp({u})")
+        s = c.node._saved_result.exp()
         return [], _kept(
             _mutation(c, 0, "log_softmax_no_normaliser", "1 (the normaliser forgotten)", right, lesson, g),
             _mutation(c, 0, "log_softmax_exp", f"1 - exp({u})", right, lesson,
-                      g - z.exp() * g.sum(dim, keepdim=True)) if z is not None else None)
+                      g - z.exp() * g.sum(dim, keepdim=True)) if z is not None else None,
+            _mutation(c, 0, "log_softmax_normaliser_only", f"-softmax({u}) alone (the 1 forgotten: grad's own "
+                      "term, the -1 at the target of a loss)", right, lesson, -s * g.sum(dim, keepdim=True)))
     z = c.node._saved_self
     keep = bool(c.node._saved_keepdim)
     expanded = g if keep else g.unsqueeze(dim) if g.dim() < z.dim() else g

@@ -11,7 +11,16 @@ import torch
 from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.normalisation import layer_norm_mutations, vector_norm_mutations
 from chainrule.analysis.mutations.probability import loss_mutations, softmax_mutations
+from chainrule.analysis.mutations.robust_losses import robust_loss_mutations
+from chainrule.analysis.mutations.scans import cumprod_mutations, cumsum_mutations
+from chainrule.analysis.mutations.selection import (
+    gather_mutations,
+    index_mutations,
+    max_along_mutations,
+    max_pool_mutations,
+)
 from chainrule.op_names import op_name
 from chainrule.values import ordinal
 
@@ -76,19 +85,25 @@ def _broadcast(c: NodeContext) -> list[Mutation]:
     return found
 
 
-def _matrix(c: NodeContext, a: torch.Tensor, b: torch.Tensor, slots: tuple[int, int],
+def _matrix(c: NodeContext, a: torch.Tensor | None, b: torch.Tensor | None, slots: tuple[int, int],
             labels: tuple[str, str]) -> list[Mutation]:
+    """a's wrong gradients need only b, and b's only a: an operand autograd did not save is no obstacle."""
     g, la, lb = c.grad, labels[0], labels[1]
-    candidates: list[tuple[int, str, str, str, torch.Tensor | None]] = [
-        (slots[0], "matmul_no_transpose", f"grad @ {lb}", f"grad @ {lb}ᵀ", _maybe(lambda: g @ b)),
-        (slots[0], "matmul_wrong_side", f"{lb}ᵀ @ grad", f"grad @ {lb}ᵀ", _maybe(lambda: b.mT @ g)),
-        (slots[0], "matmul_operand_one", "grad @ 1ᵀ (the other operand taken as 1)", f"grad @ {lb}ᵀ",
-         _maybe(lambda: g @ torch.ones_like(b).mT)),
-        (slots[1], "matmul_no_transpose", f"{la} @ grad", f"{la}ᵀ @ grad", _maybe(lambda: a @ g)),
-        (slots[1], "matmul_wrong_side", f"grad @ {la}ᵀ", f"{la}ᵀ @ grad", _maybe(lambda: g @ a.mT)),
-        (slots[1], "matmul_operand_one", "1ᵀ @ grad (the other operand taken as 1)", f"{la}ᵀ @ grad",
-         _maybe(lambda: torch.ones_like(a).mT @ g)),
-    ]
+    candidates: list[tuple[int, str, str, str, torch.Tensor | None]] = []
+    if b is not None:
+        candidates += [
+            (slots[0], "matmul_no_transpose", f"grad @ {lb}", f"grad @ {lb}ᵀ", _maybe(lambda: g @ b)),
+            (slots[0], "matmul_wrong_side", f"{lb}ᵀ @ grad", f"grad @ {lb}ᵀ", _maybe(lambda: b.mT @ g)),
+            (slots[0], "matmul_operand_one", "grad @ 1ᵀ (the other operand taken as 1)", f"grad @ {lb}ᵀ",
+             _maybe(lambda: g @ torch.ones_like(b).mT)),
+        ]
+    if a is not None:
+        candidates += [
+            (slots[1], "matmul_no_transpose", f"{la} @ grad", f"{la}ᵀ @ grad", _maybe(lambda: a @ g)),
+            (slots[1], "matmul_wrong_side", f"grad @ {la}ᵀ", f"{la}ᵀ @ grad", _maybe(lambda: g @ a.mT)),
+            (slots[1], "matmul_operand_one", "1ᵀ @ grad (the other operand taken as 1)", f"{la}ᵀ @ grad",
+             _maybe(lambda: torch.ones_like(a).mT @ g)),
+        ]
     found: list[Mutation] = []
     for slot, rule, used, right, wrong in candidates:
         if wrong is not None and slot < len(c.right) and c.right[slot] is not None \
@@ -107,8 +122,6 @@ def _maybe(compute: Callable[[], torch.Tensor]) -> torch.Tensor | None:
 def _mm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     a = c.node._saved_self if c.node._saved_self is not None else c.value_of(0)
     b = c.node._saved_mat2 if c.node._saved_mat2 is not None else c.value_of(1)
-    if a is None or b is None:
-        return [], []
     return [], _matrix(c, a, b, (0, 1), (c.labels[0], c.labels[1]))
 
 
@@ -135,16 +148,12 @@ def _mv(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
 
 
 def _bmm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    a, b = c.node._saved_self, c.node._saved_mat2
-    return ([], _matrix(c, a, b, (0, 1), (c.labels[0], c.labels[1]))) if a is not None and b is not None else ([], [])
+    return [], _matrix(c, c.node._saved_self, c.node._saved_mat2, (0, 1), (c.labels[0], c.labels[1]))
 
 
 def _addmm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     a, b = c.node._saved_mat1, c.node._saved_mat2
-    mutations = _broadcast(c)
-    if a is not None and b is not None:
-        mutations += _matrix(c, a, b, (1, 2), (c.labels[1], c.labels[2]))
-    return [], mutations
+    return [], _broadcast(c) + _matrix(c, a, b, (1, 2), (c.labels[1], c.labels[2]))
 
 
 def _same_operand(c: NodeContext) -> list[Mutation]:
@@ -190,15 +199,6 @@ def _transposed_back(c: NodeContext) -> tuple[list[RightDerivative], list[Mutati
     return [], _kept(_mutation(c, 0, "transpose_not_undone", "grad as it is", "gradᵀ", lesson, c.grad))
 
 
-def _indexing(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    lesson = "indexing passes the gradient only to the entries it picked; the others get 0"
-    real = c.right[0]
-    if real is None or c.grad.numel() != 1:
-        return [], []
-    return [], _kept(_mutation(c, 0, "index_everywhere", "the gradient at every entry", "only at the picked entry",
-                               lesson, torch.ones_like(real) * c.grad.reshape(())))
-
-
 def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     lesson = (f"{op_name(type(c.node).__name__)} passes the whole gradient to the entry that wins (the others "
               "get 0), not a share to each")
@@ -242,9 +242,14 @@ STRUCTURAL: dict[str, Rule] = {
     "MseLossBackward0": loss_mutations, "NllLossBackward0": loss_mutations,
     "BinaryCrossEntropyBackward0": loss_mutations, "L1LossBackward0": loss_mutations,
     "PermuteBackward0": _transposed_back, "TBackward0": _transposed_back,
-    "TransposeBackward0": _transposed_back, "SelectBackward0": _indexing, "IndexBackward0": _indexing,
+    "TransposeBackward0": _transposed_back, "SelectBackward0": index_mutations, "IndexBackward0": index_mutations,
     "CatBackward0": _joined, "StackBackward0": _joined, "MaxBackward1": _max_reduced, "MinBackward1": _max_reduced,
     "ViewBackward0": _view, "ReshapeAliasBackward0": _view, "UnsafeViewBackward0": _view,
+    "CumsumBackward0": cumsum_mutations, "CumprodBackward0": cumprod_mutations, "GatherBackward0": gather_mutations,
+    "MaxBackward0": max_along_mutations, "MinBackward0": max_along_mutations,
+    "MaxPool2DWithIndicesBackward0": max_pool_mutations, "NativeLayerNormBackward0": layer_norm_mutations,
+    "LinalgVectorNormBackward0": vector_norm_mutations, "HuberLossBackward0": robust_loss_mutations,
+    "SmoothL1LossBackward0": robust_loss_mutations,
 }
 BINARY_ELEMENTWISE = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
 
