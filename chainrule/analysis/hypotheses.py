@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from chainrule.model import Edge, Graph, Highlight, Hypothesis, route_edges
+from chainrule.op_names import KINK_OPS
 from chainrule.values import Value, shapes_compatible
 
 MAX_PATH_PAIRS = 64
@@ -22,6 +23,7 @@ class PathFacts:
     names: list[str]
     routes: list[list[str]]
     grad: np.ndarray
+    route_grads: list[np.ndarray] = field(default_factory=list)  # per route, where routes share the names
 
     @property
     def edges(self) -> list[Edge]:
@@ -86,11 +88,28 @@ def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
     groups = [[path] for path in paths]
     if len(paths) >= 3:
         groups += [list(pair) for pair in combinations(paths, 2)][:MAX_PATH_PAIRS]
+    if len(paths) >= 4:  # only one path followed: every tensor the others pass through taken as a constant
+        groups += [[other for other in paths if other is not path] for path in paths]
     for group in groups:
         kept = [path for path in paths if path not in group]
         value = facts.grad - sum(path.grad for path in group)
         highlight = Highlight(missing_edges=_exclusive_edges(group, kept))
         yield _hypothesis("missing_path", value, group, highlight, path_count=len(paths))
+    yield from _missing_routes(facts)
+
+
+def _missing_routes(facts: GradientFacts) -> Iterator[Hypothesis]:
+    """One of several routes that read alike (two LSTM gates: x → mul → add → sigmoid → mul → …)
+    left out: the student followed one gate and not the other."""
+    for path in facts.paths:
+        if len(path.route_grads) < 2 or len(path.route_grads) != len(path.routes):
+            continue
+        for route, grad in zip(path.routes, path.route_grads, strict=True):
+            others = [other for other in path.routes if other is not route]
+            highlight = Highlight(missing_edges=_exclusive_edges(
+                [PathFacts(path.names, [route], grad)], [PathFacts(path.names, others, grad)]))
+            yield _hypothesis("missing_path", facts.grad - grad, [path], highlight, path_count=len(facts.paths),
+                              routes=len(path.routes))
 
 
 def extra_path(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -132,8 +151,7 @@ def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
     yield from _kinks_ignored(facts)
 
 
-KINK_NAMES = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max", "abs", "maximum", "minimum",
-                        "where", "max", "min", "hardtanh", "relu6", "threshold"})
+KINK_NAMES = KINK_OPS
 
 
 def _kinks_ignored(facts: GradientFacts) -> Iterator[Hypothesis]:

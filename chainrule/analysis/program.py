@@ -145,7 +145,8 @@ class _Context:
         )
         if evidence is None:
             return facts
-        facts.paths = [PathFacts(p.names, p.routes, tensor_to_array(p.grad)) for p in evidence.paths]
+        facts.paths = [PathFacts(p.names, p.routes, tensor_to_array(p.grad),
+                                 [tensor_to_array(g) for g in p.route_grads]) for p in evidence.paths]
         facts.cut_paths = self.counterfactuals.cut_paths.get(reference.tensor, [])
         facts.counterfactual = self.counterfactuals.for_part(reference.key)
         facts.output_ids = evidence.output_ids

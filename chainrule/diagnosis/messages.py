@@ -35,6 +35,12 @@ def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
         return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}, as if detach() stopped all of "
                 f"{c.tensor}'s gradient. detach() cuts only the path that runs through it ({paths_text(cut)}); "
                 f"along {paths_text(h.paths)} the gradient still flows back: {SERIES_RULE}.")
+    routes = h.detail.get("routes")
+    if routes:
+        return (f"Your {c.part} leaves out one of the {routes} routes that read {paths_text(h.paths)}: they pass "
+                f"through different {h.paths[0][1]} nodes, and each is a path of its own. Parallel paths into one "
+                "node add: the gradient is the sum of the contributions of every path, also of paths that read "
+                "alike.")
     return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}. {c.tensor} reaches {c.output} "
             f"along {len(c.leaf_paths)} paths, and parallel paths into one node add: the gradient is "
             "the sum of the contributions of every path.")

@@ -38,7 +38,8 @@ def _mean(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         return [], []
     count = real.numel() // max(c.grad.numel(), 1)
     right = RightDerivative(0, f"1/N = 1/{count}", torch.tensor(1 / count))
-    return [right], _kept(_mutation(c, 0, "mean_normaliser", "1", f"1/{count}", MEAN, real * count))
+    return [right], _kept(_mutation(c, 0, "mean_normaliser", "1", f"1/{count}", MEAN, real * count),
+                          _over_everything(c, real, real.numel()))
 
 
 def _sum(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
@@ -47,7 +48,21 @@ def _sum(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         return [], []
     count = real.numel() // max(c.grad.numel(), 1)
     right = RightDerivative(0, "1", torch.tensor(1.0))
-    return [right], _kept(_mutation(c, 0, "sum_as_mean", f"1/{count}", "1", SUM, real / count))
+    return [right], _kept(_mutation(c, 0, "sum_as_mean", f"1/{count}", "1", SUM, real / count),
+                          _over_everything(c, real, 1))
+
+
+def _over_everything(c: NodeContext, real: torch.Tensor, count: int) -> Mutation | None:
+    """A reduction along one dim read as over every entry: each entry gets a share of the whole gradient."""
+    if c.grad.numel() <= 1:
+        return None
+    name = op_name(type(c.node).__name__)
+    share = f"the sum of the whole gradient{f' over {count}' if count > 1 else ''}, for every entry"
+    lesson = (f"{name} along a dimension reduces each slice on its own: an entry's gradient comes from its own "
+              "slice's result only, not from every result")
+    right = "its own slice's gradient" + (f" over N = {real.numel() // c.grad.numel()}" if count > 1 else "")
+    return _mutation(c, 0, "reduced_over_everything", share, right, lesson,
+                     torch.full_like(real, float(c.grad.sum()) / count))
 
 
 def _expand(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
