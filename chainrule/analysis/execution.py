@@ -62,14 +62,14 @@ class BackwardInterceptor:
 
         self.last_proceed = proceed
         with self.recorder.pause():
-            calls = self._describe(tensors, seeds, inputs)
+            calls = self._describe(tensors, seeds, inputs, bool(retain_graph))
             self.run.calls.extend(calls)
             if self.observer is None:
                 proceed()
             else:
                 self.observer(self.run, calls, proceed)
 
-    def _describe(self, tensors: Any, seeds: Any, inputs: Any) -> list[BackwardCall]:
+    def _describe(self, tensors: Any, seeds: Any, inputs: Any, retain_graph: bool) -> list[BackwardCall]:
         outputs = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
         if seeds is None or isinstance(seeds, torch.Tensor):
             seeds = [seeds] * len(outputs) if seeds is None else [seeds]
@@ -81,6 +81,8 @@ class BackwardInterceptor:
                 seed=_seed_tensor(output, seed),
                 seed_given=seed is not None,
                 inputs=list(wanted) if wanted is not None else None,
+                retain_graph=retain_graph,
+                seed_scale=self.run.scale_of(seed),
             )
             for offset, (output, seed) in enumerate(zip(outputs, seeds, strict=False))
         ]

@@ -141,6 +141,7 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
         "squared": "the seed applied twice (each entry squared)",
+        "unscaled": f"the seed without its scale {format_value(h.detail.get('scale'))}",
     }.get(str(seed), "another seed")
     return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "
             f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "
