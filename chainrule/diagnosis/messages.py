@@ -102,20 +102,28 @@ def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
             f"times. {rule}")
 
 
+UNTRACKED_RULE = "None means never tracked, 0 means tracked with zero slope."
+NON_LEAF_RULE = ("None here means no gradient was kept, not that nothing was tracked: autograd tracks this "
+                 "tensor and passes gradient through it to the leaf it is computed from, but stores .grad only "
+                 "for leaves.")
+NOT_REACHED_RULE = "None means no gradient arrived, 0 means a gradient of zero arrived."
+TRACKED_RULE = "A tracked leaf that reaches the output always gets a number after backward() (possibly 0), never None."
+
+
 def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
-    rule = "None means never tracked, 0 means tracked with zero slope."
     reason, tensor = h.detail.get("reason"), h.detail.get("tensor", c.tensor)
     if reason == "requires_grad_false":
         return (f"{tensor} was created with requires_grad=False, so autograd never tracked it and "
-                f"backward() creates no gradient for it in {c.part}. {rule}")
+                f"backward() creates no gradient for it in {c.part}. {UNTRACKED_RULE}")
     if reason == "not_a_leaf":
-        return (f"{tensor} is computed from other tensors, and autograd keeps .grad only for leaves "
-                f"(unless retain_grad() is called), so backward() stores nothing in {c.part}. {rule}")
+        return (f"{tensor} is computed from other tensors (it is not a leaf), and autograd keeps .grad only for "
+                f"leaves unless retain_grad() is called on it, so backward() stores nothing in {c.part}. "
+                f"{NON_LEAF_RULE}")
     if reason == "not_in_graph":
         return (f"{tensor} never reaches {c.output}, so backward() stores no gradient for it in "
-                f"{c.part}. {rule}")
+                f"{c.part}. {NOT_REACHED_RULE}")
     return (f"{tensor} has requires_grad=True and reaches {c.output}, so backward() stores a gradient "
-            f"in {c.part}: it is a number, not None. {rule}")
+            f"in {c.part}: it is a number, not None. {TRACKED_RULE}")
 
 
 def _shape(h: Hypothesis, c: FeedbackContext) -> str:
