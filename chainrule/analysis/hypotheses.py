@@ -83,6 +83,7 @@ def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
         highlight = Highlight(missing_edges=_exclusive_edges(paths, facts.cut_paths))
         yield _hypothesis("missing_path", facts.grad - paths[0].grad, paths, highlight, path_count=1,
                           beside_cut=[path.names for path in facts.cut_paths])
+    yield from _missing_routes(facts)
     if len(paths) < 2:
         return  # otherwise leaving out the only path is not "a path missing"
     groups = [[path] for path in paths]
@@ -95,7 +96,6 @@ def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
         value = facts.grad - sum(path.grad for path in group)
         highlight = Highlight(missing_edges=_exclusive_edges(group, kept))
         yield _hypothesis("missing_path", value, group, highlight, path_count=len(paths))
-    yield from _missing_routes(facts)
 
 
 def _missing_routes(facts: GradientFacts) -> Iterator[Hypothesis]:

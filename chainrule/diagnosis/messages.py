@@ -38,9 +38,8 @@ def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
     routes = h.detail.get("routes")
     if routes:
         return (f"Your {c.part} leaves out one of the {routes} routes that read {paths_text(h.paths)}: they pass "
-                f"through different {h.paths[0][1]} nodes, and each is a path of its own. Parallel paths into one "
-                "node add: the gradient is the sum of the contributions of every path, also of paths that read "
-                "alike.")
+                f"through different {h.paths[0][1]} nodes, and each route contributes its own term: the gradient "
+                "is the sum over every route, also over routes whose ops read alike.")
     return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}. {c.tensor} reaches {c.output} "
             f"along {len(c.leaf_paths)} paths, and parallel paths into one node add: the gradient is "
             "the sum of the contributions of every path.")
