@@ -94,7 +94,7 @@ def test_layer_norm_statistics_taken_as_constants() -> None:
     x, w, c = (torch.tensor(LN[key]) for key in ("xs", "ws", "cs"))
     sigma = torch.sqrt(x.var(dim=1, unbiased=False, keepdim=True) + 1e-5)
     diagnosis = diagnose("import torch.nn.functional as F\n" + LAYER_NORM, LN, "x.grad", (c * w / sigma).tolist())
-    assert told(diagnosis) == ("wrong_local_derivative", ["x", "native_layer_norm"], "layer_norm_statistics_constant")
+    assert told(diagnosis) == ("wrong_local_derivative", ["x", "native_layer_norm"], "norm_statistics_constant")
     assert "the mean's term and the variance's term" in diagnosis.message
 
 
@@ -131,7 +131,8 @@ def test_a_root_scale_used_without_its_root(scale: str) -> None:
 
 
 def test_the_quotients_denominator_squared_taken_as_itself() -> None:
-    program = "x = torch.tensor(xs, requires_grad=True)\ns = x.sum()\nL = (x / s * torch.tensor(cs)).sum()\nL.backward()\n"
+    program = ("x = torch.tensor(xs, requires_grad=True)\ns = x.sum()\nL = (x / s * torch.tensor(cs)).sum()\n"
+               "L.backward()\n")
     xs, cs = [1.0, 3.0], [2.0, -1.0]
     total = sum(xs)
     by_sum = -sum(c * x for c, x in zip(cs, xs, strict=True)) / total  # -Σ c x / S instead of / S²
@@ -146,3 +147,60 @@ def test_log_softmax_without_grads_own_term() -> None:
     softmax = F.softmax(torch.tensor(zs), dim=0).tolist()  # the -1 at the target forgotten
     diagnosis = diagnose(program, {"zs": zs}, "z.grad", softmax)
     assert told(diagnosis) == ("wrong_local_derivative", ["z", "log_softmax"], "log_softmax_normaliser_only")
+
+
+def test_batch_norm_variance_taken_as_a_constant() -> None:
+    program = ("import torch.nn.functional as F\nx = torch.tensor(xs, requires_grad=True)\n"
+               "y = F.batch_norm(x, None, None, training=True)\nL = (y * torch.tensor(cs)).sum()\nL.backward()\n")
+    xs, cs = [[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]], [[1.0, -1.0], [2.0, 0.5], [0.0, 3.0]]
+    x, c = torch.tensor(xs), torch.tensor(cs)
+    sigma = torch.sqrt(x.var(dim=0, unbiased=False) + 1e-5)
+    answer = ((c - c.mean(0)) / sigma).tolist()  # the mean's term kept, the variance's dropped
+    diagnosis = diagnose(program, {"xs": xs, "cs": cs}, "x.grad", answer)
+    assert told(diagnosis) == ("wrong_local_derivative", ["x", "native_batch_norm"], "norm_variance_constant")
+
+
+def test_the_unbiased_variance_divided_by_n() -> None:
+    program = "x = torch.tensor(xs, requires_grad=True)\nL = x.var()\nL.backward()\n"
+    xs = [1.0, 2.0, 6.0]
+    mean = sum(xs) / 3
+    diagnosis = diagnose(program, {"xs": xs}, "x.grad", [2 * (x - mean) / 3 for x in xs])  # N, not N - 1
+    assert told(diagnosis) == ("wrong_local_derivative", ["x", "var"], "var_correction")
+
+
+def test_a_products_derivative_taken_as_the_whole_product() -> None:
+    program = "x = torch.tensor(xs, requires_grad=True)\nL = x.prod()\nL.backward()\n"
+    diagnosis = diagnose(program, {"xs": [2.0, -3.0, 0.5]}, "x.grad", [-3.0, -3.0, -3.0])
+    assert told(diagnosis) == ("wrong_local_derivative", ["x", "prod"], "prod_not_divided")
+
+
+def test_silu_without_the_product_rule() -> None:
+    program = "import torch.nn.functional as F\nx = torch.tensor(xs, requires_grad=True)\nF.silu(x).sum().backward()\n"
+    xs = [0.5, -1.5]
+    diagnosis = diagnose(program, {"xs": xs}, "x.grad", torch.sigmoid(torch.tensor(xs)).tolist())
+    assert told(diagnosis) == ("wrong_local_derivative", ["x", "silu"], "silu_first_term")
+
+
+def test_an_embedding_row_looked_up_twice_counted_once() -> None:
+    program = ("import torch.nn.functional as F\nE = torch.tensor(es, requires_grad=True)\n"
+               "h = F.embedding(torch.tensor([2, 0, 2]), E)\nL = (h * torch.tensor(cs)).sum()\nL.backward()\n")
+    cs = [[1.0, -1.0], [0.5, 2.0], [3.0, 1.0]]
+    first_only = [[0.5, 2.0], [0.0, 0.0], [1.0, -1.0]]
+    diagnosis = diagnose(program, {"es": [[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]], "cs": cs}, "E.grad", first_only)
+    assert told(diagnosis) == ("wrong_local_derivative", ["E", "embedding"], "index_first_use")
+
+
+def test_binary_cross_entropy_on_logits_without_the_sigmoid() -> None:
+    program = ("import torch.nn.functional as F\nz = torch.tensor(zs, requires_grad=True)\n"
+               "L = F.binary_cross_entropy_with_logits(z, torch.tensor(ys))\nL.backward()\n")
+    zs, ys = [0.5, -2.0], [1.0, 0.0]
+    diagnosis = diagnose(program, {"zs": zs, "ys": ys}, "z.grad", [(z - y) / 2 for z, y in zip(zs, ys, strict=True)])
+    assert told(diagnosis) == ("wrong_local_derivative", ["z", "binary_cross_entropy_with_logits"],
+                               "logits_no_sigmoid")
+
+
+def test_a_repeated_tensor_given_one_copys_gradient() -> None:
+    program = ("x = torch.tensor(xs, requires_grad=True)\nr = x.repeat(3)\n"
+               "L = (r * torch.arange(6.0)).sum()\nL.backward()\n")
+    diagnosis = diagnose(program, {"xs": [1.0, 2.0]}, "x.grad", [0.0, 1.0])  # copy one only: right is [6, 9]
+    assert told(diagnosis) == ("wrong_local_derivative", ["x", "repeat"], "repeat_first_copy")

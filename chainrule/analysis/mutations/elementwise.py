@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import torch
 
+from chainrule.analysis.mutations.activations import ACTIVATION_RULES, ONE_INPUT_ACTIVATIONS
 from chainrule.analysis.mutations.constant_operands import constant_operand, constant_wrongs
 from chainrule.analysis.mutations.labels import wrapped as _wrapped
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
@@ -237,8 +238,9 @@ def _where(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] |
 _RULES.update({"SoftplusBackward0": _softplus, "LeakyReluBackward0": _leaky, "ClampBackward1": _clamp,
                "MaximumBackward0": _two_sided, "MinimumBackward0": _two_sided, "WhereBackward0": _where,
                "MaskedFillBackward0": _masked_fill})
+_RULES.update(ACTIVATION_RULES)
 ONE_INPUT = frozenset({"PowBackward0", "SinBackward0", "CosBackward0", "TanhBackward0", "SigmoidBackward0",
-                       "ExpBackward0", "LogBackward0", "SqrtBackward0", "SoftplusBackward0"})
+                       "ExpBackward0", "LogBackward0", "SqrtBackward0", "SoftplusBackward0"}) | ONE_INPUT_ACTIVATIONS
 CONSTANT_FACTORS = {"AddBackward0": (1.0, 1.0), "SubBackward0": (1.0, -1.0), "RsubBackward1": (-1.0,),
                     "NegBackward0": (-1.0,)}
 

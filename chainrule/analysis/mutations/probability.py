@@ -96,3 +96,26 @@ def loss_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation
 
 def op_label(c: NodeContext) -> str:
     return op_name(type(c.node).__name__)
+
+
+def logits_loss_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
+    """binary_cross_entropy_with_logits: d/dz = σ(z) - y per element (over N for the mean)."""
+    z, y = c.node._saved_self, c.node._saved_target
+    if c.right[0] is None or z is None or y is None or c.node._saved_weight is not None \
+            or c.node._saved_pos_weight is not None:
+        return [], []
+    reduction = int(c.node._saved_reduction)
+    count = z.numel() if reduction == 1 else 1
+    p, t = c.labels[0], c.labels[1] if len(c.labels) > 1 else "the target"
+    over = f"/{count}" if count > 1 else ""
+    right = f"(σ({p}) - {t}){over}"
+    lesson = ("binary cross-entropy on logits: d/dz [-y·ln σ(z) - (1 - y)·ln(1 - σ(z))] = σ(z) - y, the sigmoid's "
+              "own derivative already cancelled" + (f", and the mean divides by N = {count}" if count > 1 else ""))
+    g, s = c.grad, torch.sigmoid(z)
+    return [], _kept(
+        _mutation(c, 0, "logits_no_sigmoid", f"({p} - {t}){over} (the sigmoid left out)", right, lesson,
+                  g * (z - y) / count),
+        _mutation(c, 0, "logits_sigmoid_again", f"(σ({p}) - {t})·σ′({p}){over} (σ′ applied again)", right, lesson,
+                  g * (s - y) * s * (1 - s) / count),
+        _mutation(c, 0, "loss_no_normaliser", f"σ({p}) - {t}", right, lesson, g * (s - y)) if count > 1 else None,
+    )

@@ -74,6 +74,58 @@ def _one_use(c: NodeContext, dim: int, index: torch.Tensor, last: bool) -> torch
     return wrong
 
 
+def _repeated_uses(c: NodeContext, dim: int, index: torch.Tensor) -> list[Mutation | None]:
+    """Only the last or the first use kept of an entry picked twice (index, index_select, embedding)."""
+    real = c.right[0]
+    if real is None or len(set(index.tolist())) == len(index) or c.grad.dim() != real.dim() \
+            or c.grad.shape[dim] != len(index):
+        return []
+    right = "the sum of the gradients of every use of a repeated entry"
+    return [mutation(c, 0, "index_last_use", "only the last use of a repeated entry (a later use overwrites)",
+                     right, REPEATED, _one_use(c, dim, index, last=True)),
+            mutation(c, 0, "index_first_use", "only the first use of a repeated entry", right, REPEATED,
+                     _one_use(c, dim, index, last=False))]
+
+
+def index_select_mutations(c: NodeContext) -> Found:
+    index = c.node._saved_index
+    if index is None or index.dim() > 1:
+        return [], []
+    return [], kept(*_repeated_uses(c, int(c.node._saved_dim), index.reshape(-1).long()))
+
+
+def embedding_mutations(c: NodeContext) -> Found:
+    """An embedding's rows looked up as E[ids]: the same beliefs over a repeated id."""
+    real, ids = c.right[0], c.node._saved_indices
+    if real is None or ids is None or real.dim() != 2:
+        return [], []
+    flat = ids.reshape(-1).long()
+    folded = NodeContext(c.node, [c.grad.reshape(len(flat), real.shape[1])], c.right, c.labels, c.value_of,
+                         c.labels_of)
+    return [], kept(*_repeated_uses(folded, 0, flat))
+
+
+def repeat_mutations(c: NodeContext) -> Found:
+    """x.repeat(…): every copy is a use of x, so its gradient sums the copies' gradients."""
+    real = c.right[0]
+    repeats = list(c.node._saved_repeats)
+    if real is None:
+        return [], []
+    sizes = [1] * (len(repeats) - real.dim()) + list(real.shape)
+    split = c.grad.reshape([n for pair in zip(repeats, sizes, strict=True) for n in pair])
+    copies = tuple(range(0, 2 * len(repeats), 2))
+    first = split[tuple(0 if axis in copies else slice(None) for axis in range(split.dim()))]
+    total = 1
+    for count in repeats:
+        total *= count
+    lesson = "repeat uses the tensor once per copy: its gradient is the sum of the gradients of every copy"
+    right = f"the sum of grad over the {total} copies"
+    return [], kept(mutation(c, 0, "repeat_first_copy", "the gradient of the first copy only", right, lesson,
+                             first.reshape(real.shape)),
+                    mutation(c, 0, "repeat_averaged", f"the mean of grad over the {total} copies", right, lesson,
+                             split.sum(copies).reshape(real.shape) / total))
+
+
 def index_mutations(c: NodeContext) -> Found:
     lesson = "indexing passes the gradient only to the entries it picked; the others get 0"
     real = c.right[0]
@@ -84,24 +136,15 @@ def index_mutations(c: NodeContext) -> Found:
         found.append(mutation(c, 0, "index_everywhere", "the gradient at every entry", "only at the picked entry",
                               lesson, torch.ones_like(real) * c.grad.reshape(())))
     picked = _one_index(c)
-    if picked is not None and len(set(picked[1].tolist())) < len(picked[1]) \
-            and c.grad.dim() == real.dim() and c.grad.shape[picked[0]] == len(picked[1]):
-        dim, index = picked
-        right = "the sum of the gradients of every use of a repeated entry"
-        found += [mutation(c, 0, "index_last_use", "only the last use of a repeated entry (a later use overwrites)",
-                           right, REPEATED, _one_use(c, dim, index, last=True)),
-                  mutation(c, 0, "index_first_use", "only the first use of a repeated entry", right, REPEATED,
-                           _one_use(c, dim, index, last=False))]
+    if picked is not None:
+        found += _repeated_uses(c, *picked)
     return [], kept(*found)
 
 
-def _winners(c: NodeContext) -> tuple[torch.Tensor, torch.Tensor, int] | None:
-    """The arriving gradient and the winners' indices with the reduced dim kept, and that dim."""
-    dim, indices = int(c.node._saved_dim), c.node._saved_indices
-    g = c.grad
-    if not bool(c.node._saved_keepdim):
-        g, indices = g.unsqueeze(dim), indices.unsqueeze(dim)
-    return g, indices, dim
+def _kept_dim(c: NodeContext) -> tuple[torch.Tensor, int]:
+    """The arriving gradient with the reduced dim kept, and that dim."""
+    dim = int(c.node._saved_dim)
+    return (c.grad if bool(c.node._saved_keepdim) else c.grad.unsqueeze(dim)), dim
 
 
 def max_along_mutations(c: NodeContext) -> Found:
@@ -109,7 +152,7 @@ def max_along_mutations(c: NodeContext) -> Found:
     real = c.right[0]
     if real is None:
         return [], []
-    g, indices, dim = _winners(c)
+    g, dim = _kept_dim(c)
     name = op_name(type(c.node).__name__)
     size = real.shape[dim]
     lesson = (f"{name} along a dimension passes each slice's whole gradient to the entry that wins it (the others "

@@ -11,16 +11,20 @@ import torch
 from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
-from chainrule.analysis.mutations.normalisation import layer_norm_mutations, vector_norm_mutations
-from chainrule.analysis.mutations.probability import loss_mutations, softmax_mutations
+from chainrule.analysis.mutations.normalisation import norm_mutations, vector_norm_mutations
+from chainrule.analysis.mutations.probability import logits_loss_mutations, loss_mutations, softmax_mutations
 from chainrule.analysis.mutations.robust_losses import robust_loss_mutations
 from chainrule.analysis.mutations.scans import cumprod_mutations, cumsum_mutations
 from chainrule.analysis.mutations.selection import (
+    embedding_mutations,
     gather_mutations,
     index_mutations,
+    index_select_mutations,
     max_along_mutations,
     max_pool_mutations,
+    repeat_mutations,
 )
+from chainrule.analysis.mutations.statistics import prod_mutations, std_mutations, var_mutations
 from chainrule.op_names import op_name
 from chainrule.values import ordinal
 
@@ -221,7 +225,13 @@ def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]
     if real is None or c.grad.numel() != 1:
         return [], []
     g = c.grad.reshape(())
-    return [], _kept(_mutation(c, 0, "max_shared", f"1/{real.numel()} to every entry", "1 at the winner", lesson,
+    x = c.node._saved_self
+    loser = torch.zeros_like(real).reshape(-1)
+    if x is not None and x.numel() == real.numel():
+        loser[int(x.argmin() if type(c.node).__name__ == "MaxBackward1" else x.argmax())] = g
+    return [], _kept(_mutation(c, 0, "max_to_loser", "1 at the entry that loses (the others 0)", "1 at the winner",
+                               lesson, loser.reshape(real.shape)) if x is not None else None,
+                     _mutation(c, 0, "max_shared", f"1/{real.numel()} to every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real) / real.numel()),
                      _mutation(c, 0, "max_everywhere", "1 at every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real)))
@@ -262,9 +272,13 @@ STRUCTURAL: dict[str, Rule] = {
     "ViewBackward0": _view, "ReshapeAliasBackward0": _view, "UnsafeViewBackward0": _view,
     "CumsumBackward0": cumsum_mutations, "CumprodBackward0": cumprod_mutations, "GatherBackward0": gather_mutations,
     "MaxBackward0": max_along_mutations, "MinBackward0": max_along_mutations,
-    "MaxPool2DWithIndicesBackward0": max_pool_mutations, "NativeLayerNormBackward0": layer_norm_mutations,
+    "MaxPool2DWithIndicesBackward0": max_pool_mutations, "NativeLayerNormBackward0": norm_mutations,
     "LinalgVectorNormBackward0": vector_norm_mutations, "HuberLossBackward0": robust_loss_mutations,
-    "SmoothL1LossBackward0": robust_loss_mutations,
+    "SmoothL1LossBackward0": robust_loss_mutations, "NativeBatchNormBackward0": norm_mutations,
+    "EmbeddingBackward0": embedding_mutations, "IndexSelectBackward0": index_select_mutations,
+    "RepeatBackward0": repeat_mutations, "VarBackward0": var_mutations, "StdBackward0": std_mutations,
+    "ProdBackward0": prod_mutations, "ProdBackward1": prod_mutations,
+    "BinaryCrossEntropyWithLogitsBackward0": logits_loss_mutations,
 }
 BINARY_ELEMENTWISE = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
 
