@@ -204,3 +204,14 @@ def test_a_repeated_tensor_given_one_copys_gradient() -> None:
                "L = (r * torch.arange(6.0)).sum()\nL.backward()\n")
     diagnosis = diagnose(program, {"xs": [1.0, 2.0]}, "x.grad", [0.0, 1.0])  # copy one only: right is [6, 9]
     assert told(diagnosis) == ("wrong_local_derivative", ["x", "repeat"], "repeat_first_copy")
+
+
+def test_a_convolutions_input_gradient_with_the_kernel_flipped() -> None:
+    program = ("import torch.nn.functional as F\nx = torch.tensor(xs, requires_grad=True)\nk = torch.tensor(ks)\n"
+               "L = (F.conv1d(x.view(1, 1, 4), k.view(1, 1, 2)) * torch.tensor([1.0, -2.0, 3.0])).sum()\n"
+               "L.backward()\n")
+    ks, g = [2.0, 5.0], [1.0, -2.0, 3.0]
+    # y_j = 2·x_j + 5·x_(j+1); a student who flips the kernel sends 5·g_j to x_j and 2·g_j to x_(j+1)
+    flipped = [5 * g[0], 2 * g[0] + 5 * g[1], 2 * g[1] + 5 * g[2], 2 * g[2]]
+    diagnosis = diagnose(program, {"xs": [0.5, 1.0, -1.0, 2.0], "ks": ks}, "x.grad", flipped)
+    assert told(diagnosis) == ("wrong_local_derivative", ["view", "convolution"], "conv_kernel_flipped")
