@@ -97,6 +97,14 @@ def _atan(c: NodeContext, slot: int) -> Found:
                                                       ("atan_unsquared", f"1/(1 + {u})", 1 / (1 + x), lesson)]
 
 
+def _log_sigmoid(c: NodeContext, slot: int) -> Found:
+    x, u = c.node._saved_self, c.labels[slot]
+    lesson = "d ln σ(u)/du = σ′(u)/σ(u) = 1 - σ(u) = σ(-u)"
+    s = torch.sigmoid(x)
+    return f"1 - σ({u})", 1 - s, [("log_sigmoid_no_chain", f"1/σ({u}) (σ′ left out)", 1 / s, lesson),
+                                  ("sigmoid_itself", f"σ({u})", s, lesson)]
+
+
 def _tensor_power(c: NodeContext, slot: int) -> Found:
     """x ** y with both tracked: the power rule for the base, aˣ·ln a for the exponent."""
     base, exponent, result = c.node._saved_self, c.node._saved_exponent, c.node._saved_result
@@ -113,6 +121,6 @@ def _tensor_power(c: NodeContext, slot: int) -> Found:
 ACTIVATION_RULES: dict[str, Rule] = {
     "SiluBackward0": _silu, "GeluBackward0": _gelu, "EluBackward0": _elu, "HardtanhBackward0": _hardtanh,
     "TanBackward0": _tan, "Log1PBackward0": _log1p, "ReciprocalBackward0": _reciprocal, "RsqrtBackward0": _rsqrt,
-    "AtanBackward0": _atan, "PowBackward1": _tensor_power,
+    "AtanBackward0": _atan, "PowBackward1": _tensor_power, "LogSigmoidBackward0": _log_sigmoid,
 }
 ONE_INPUT_ACTIVATIONS = frozenset(ACTIVATION_RULES) - {"PowBackward1"}

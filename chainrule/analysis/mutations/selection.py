@@ -141,18 +141,23 @@ def index_mutations(c: NodeContext) -> Found:
     return [], kept(*found)
 
 
-def _kept_dim(c: NodeContext) -> tuple[torch.Tensor, int]:
-    """The arriving gradient with the reduced dim kept, and that dim."""
-    dim = int(c.node._saved_dim)
+def _kept_dim(c: NodeContext) -> tuple[torch.Tensor, int] | None:
+    """The arriving gradient with the reduced dim kept, and that dim (amax may reduce several: None)."""
+    dims = c.node._saved_dim
+    if isinstance(dims, (tuple, list)):
+        if len(dims) != 1:
+            return None
+        dims = dims[0]
+    dim = int(dims)
     return (c.grad if bool(c.node._saved_keepdim) else c.grad.unsqueeze(dim)), dim
 
 
 def max_along_mutations(c: NodeContext) -> Found:
     """max/min(x, dim): the whole gradient to the winner of each slice."""
-    real = c.right[0]
-    if real is None:
+    real, kept_dim = c.right[0], _kept_dim(c)
+    if real is None or kept_dim is None:
         return [], []
-    g, dim = _kept_dim(c)
+    g, dim = kept_dim
     name = op_name(type(c.node).__name__)
     size = real.shape[dim]
     lesson = (f"{name} along a dimension passes each slice's whole gradient to the entry that wins it (the others "
@@ -163,8 +168,9 @@ def max_along_mutations(c: NodeContext) -> Found:
              mutation(c, 0, "max_everywhere", "1 at every entry of each slice", right, lesson, g.expand(real.shape))]
     x = c.value_of(0)
     if x is not None and x.shape == real.shape:
-        loser = x.argmin(dim, keepdim=True) if name == "max" else x.argmax(dim, keepdim=True)
-        other = "smallest" if name == "max" else "largest"
+        biggest = name in ("max", "amax")
+        loser = x.argmin(dim, keepdim=True) if biggest else x.argmax(dim, keepdim=True)
+        other = "smallest" if biggest else "largest"
         found.append(mutation(c, 0, "max_to_loser", f"1 at the {other} entry of each slice", right, lesson,
                               torch.zeros_like(real).scatter(dim, loser, g)))
     return [], kept(*found)

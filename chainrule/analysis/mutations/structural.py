@@ -11,6 +11,7 @@ import torch
 from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
 from chainrule.analysis.mutations.convolution import conv_mutations
+from chainrule.analysis.mutations.linear_algebra import det_mutations, inverse_mutations, trace_mutations
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.normalisation import norm_mutations, vector_norm_mutations
 from chainrule.analysis.mutations.probability import logits_loss_mutations, loss_mutations, softmax_mutations
@@ -280,6 +281,8 @@ STRUCTURAL: dict[str, Rule] = {
     "RepeatBackward0": repeat_mutations, "VarBackward0": var_mutations, "StdBackward0": std_mutations,
     "ProdBackward0": prod_mutations, "ProdBackward1": prod_mutations,
     "BinaryCrossEntropyWithLogitsBackward0": logits_loss_mutations, "ConvolutionBackward0": conv_mutations,
+    "LinalgDetBackward0": det_mutations, "LinalgInvExBackward0": inverse_mutations, "TraceBackward0": trace_mutations,
+    "AmaxBackward0": max_along_mutations, "AminBackward0": max_along_mutations,
 }
 BINARY_ELEMENTWISE = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
 
