@@ -106,7 +106,6 @@ NON_LEAF_RULE = ("None here means no gradient was kept, not that nothing was tra
                  "tensor and passes gradient through it to the leaf it is computed from, but stores .grad only "
                  "for leaves.")
 NOT_REACHED_RULE = "None means no gradient arrived, 0 means a gradient of zero arrived."
-TRACKED_RULE = "A tracked leaf that reaches the output always gets a number after backward() (possibly 0), never None."
 
 
 def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
@@ -122,7 +121,7 @@ def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
         return (f"{tensor} never reaches {c.output}, so backward() stores no gradient for it in "
                 f"{c.part}. {NOT_REACHED_RULE}")
     return (f"{tensor} has requires_grad=True and reaches {c.output}, so backward() stores a gradient "
-            f"in {c.part}: it is a number, not None. {TRACKED_RULE}")
+            f"in {c.part}: it is a number, not None. {UNTRACKED_RULE}")
 
 
 def _shape(h: Hypothesis, c: FeedbackContext) -> str:
