@@ -16,6 +16,7 @@ from chainrule.op_names import KINK_OPS
 from chainrule.values import Value, shapes_compatible
 
 MAX_PATH_PAIRS = 64
+MAX_ALIKE_ROUTES = 3  # routes with the same names (two LSTM gates) worth leaving out one by one
 
 
 @dataclass
@@ -102,8 +103,8 @@ def _missing_routes(facts: GradientFacts) -> Iterator[Hypothesis]:
     """One of several routes that read alike (two LSTM gates: x → mul → add → sigmoid → mul → …)
     left out: the student followed one gate and not the other."""
     for path in facts.paths:
-        if len(path.route_grads) < 2 or len(path.route_grads) != len(path.routes):
-            continue
+        if not 2 <= len(path.route_grads) <= MAX_ALIKE_ROUTES or len(path.route_grads) != len(path.routes):
+            continue  # a layer of many units has many routes alike: leaving one out is no single belief
         for route, grad in zip(path.routes, path.route_grads, strict=True):
             others = [other for other in path.routes if other is not route]
             highlight = Highlight(missing_edges=_exclusive_edges(
