@@ -215,3 +215,11 @@ def test_a_convolutions_input_gradient_with_the_kernel_flipped() -> None:
     flipped = [5 * g[0], 2 * g[0] + 5 * g[1], 2 * g[1] + 5 * g[2], 2 * g[2]]
     diagnosis = diagnose(program, {"xs": [0.5, 1.0, -1.0, 2.0], "ks": ks}, "x.grad", flipped)
     assert told(diagnosis) == ("wrong_local_derivative", ["view", "convolution"], "conv_kernel_flipped")
+
+
+def test_where_with_its_branches_swapped() -> None:
+    program = ("a = torch.tensor(as_, requires_grad=True)\nb = torch.tensor(bs, requires_grad=True)\n"
+               "L = torch.where(a > b, a * 2, b ** 2).sum()\nL.backward()\n")
+    # a wins only at the second entry; a student who swaps the branches gives a its gradient at the others
+    diagnosis = diagnose(program, {"as_": [1.0, 3.0, -1.0], "bs": [2.0, 1.0, 0.5]}, "a.grad", [2.0, 0.0, 2.0])
+    assert told(diagnosis) == ("wrong_local_derivative", ["mul", "where"], "where_swapped")

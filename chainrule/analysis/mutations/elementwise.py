@@ -229,7 +229,8 @@ def _masked_fill(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wro
 
 def _where(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
     condition = c.node._saved_condition
-    mask = (condition if slot == 1 else ~condition).to(c.grad.dtype)
+    first = len(c.node.next_functions) - 2  # the chosen-where-true branch (after the condition, if it is listed)
+    mask = (condition if slot == first else ~condition).to(c.grad.dtype)
     lesson = "where(cond, a, b) passes the gradient to a where cond holds and to b elsewhere"
     return f"1 where {c.labels[slot]} is chosen", mask, [("where_swapped", f"1 where {c.labels[slot]} is not chosen",
                                                          1 - mask, lesson)]
