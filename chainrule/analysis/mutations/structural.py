@@ -98,7 +98,7 @@ def _broadcast(c: NodeContext) -> list[Mutation]:
         item = _mutation(c, slot, "broadcast_averaged", _rows("the mean", count), _rows("the sum", count),
                          BROADCAST, real / count)
         found.extend(_kept(item))
-        if type(c.node).__name__ in ("AddBackward0", "SubBackward0") and c.grad.dim() > real.dim():
+        if type(c.node).__name__ in ("AddBackward0", "SubBackward0", "AddmmBackward0") and c.grad.dim() > real.dim():
             sign = -1.0 if slot == 1 and type(c.node).__name__ == "SubBackward0" else 1.0
             one_row = sign * c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real
             found.extend(_kept(_mutation(c, slot, "broadcast_one_row", "the gradient of the first row only",
