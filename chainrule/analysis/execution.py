@@ -101,6 +101,29 @@ def _seed_tensor(output: torch.Tensor, seed: Any) -> torch.Tensor | None:
     return None
 
 
+class _Tracking(contextlib.nullcontext):
+    """torch.no_grad() as a student who ignores it reads it: a block (or decorator) that changes nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def __call__(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        return function
+
+
+@contextlib.contextmanager
+def _grad_mode_ignored(active: bool) -> Iterator[None]:
+    if not active:
+        yield
+        return
+    saved = torch.no_grad, torch.autograd.no_grad, torch.inference_mode
+    torch.no_grad = torch.autograd.no_grad = torch.inference_mode = _Tracking  # type: ignore[misc,assignment]
+    try:
+        yield
+    finally:
+        torch.no_grad, torch.autograd.no_grad, torch.inference_mode = saved  # type: ignore[misc]
+
+
 @contextlib.contextmanager
 def _backward_replaced_by(interceptor: BackwardInterceptor) -> Iterator[None]:
     original = torch.autograd.backward
@@ -137,7 +160,8 @@ def run_program(
     torch.manual_seed(0)
     try:
         code = compile(program, PROGRAM_FILENAME, "exec")
-        with contextlib.redirect_stdout(printed), _backward_replaced_by(interceptor), recorder:
+        with contextlib.redirect_stdout(printed), _backward_replaced_by(interceptor), \
+                _grad_mode_ignored(mode.grad_mode_ignored), recorder:
             exec(code, run.namespace)  # noqa: S102 - the program is the input; the sandbox contains it
             interceptor.finish()
     except AnalysisError:

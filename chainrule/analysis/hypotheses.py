@@ -41,6 +41,7 @@ class GradientFacts:
     grad: np.ndarray
     paths: list[PathFacts]
     cut_paths: list[PathFacts] = field(default_factory=list)  # only in the detach-identity run
+    untracked_paths: list[PathFacts] = field(default_factory=list)  # only with torch.no_grad() ignored
     counterfactual: dict[str, np.ndarray] = field(default_factory=dict)  # re-run mode → this part
     backward_calls: int = 1  # calls still summed in .grad (none zeroed in between)
     output_ids: list[str] = field(default_factory=list)
@@ -114,13 +115,13 @@ def _missing_routes(facts: GradientFacts) -> Iterator[Hypothesis]:
 
 
 def extra_path(facts: GradientFacts) -> Iterator[Hypothesis]:
-    cut = facts.cut_paths
-    groups = [cut] + ([[path] for path in cut] if len(cut) > 1 else []) if cut else []
-    for group in groups:
-        value = facts.grad + sum(path.grad for path in group)
-        highlight = Highlight(wrong_edges=_exclusive_edges(group, facts.paths))
-        edges = [list(edge) for path in group for edge in path.edges]  # for a slip on the same path too
-        yield _hypothesis("extra_path", value, group, highlight, reason="detach", route_edges=edges)
+    for reason, cut in (("detach", facts.cut_paths), ("no_grad", facts.untracked_paths)):
+        groups = [cut] + ([[path] for path in cut] if len(cut) > 1 else []) if cut else []
+        for group in groups:
+            value = facts.grad + sum(path.grad for path in group)
+            highlight = Highlight(wrong_edges=_exclusive_edges(group, facts.paths))
+            edges = [list(edge) for path in group for edge in path.edges]  # for a slip on the same path too
+            yield _hypothesis("extra_path", value, group, highlight, reason=reason, route_edges=edges)
 
 
 def sign_error(facts: GradientFacts) -> Iterator[Hypothesis]:

@@ -23,6 +23,7 @@ MAX_SCALED = 1_000
 @dataclass(frozen=True)
 class RunMode:
     detach_identity: bool = False
+    grad_mode_ignored: bool = False  # torch.no_grad() / inference_mode() blocks tracked as if absent
     relu_slopes: str | None = None  # see stand_ins.Relu
     kinks_ignored: str | None = None  # "backward" or "both", see kink_stand_ins
     backward_limit: int | None = None  # run only the first N backward calls

@@ -50,6 +50,10 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
     if h.detail.get("reason") == "counted":
         return (f"Your {c.part} counts the {noun} {paths_text(h.paths)} {times_text(h.detail.get('times'))}. "
                 f"Each path from {c.tensor} to {c.output} contributes once: {chain_rule(len(c.leaf_paths))}.")
+    if h.detail.get("reason") == "no_grad":
+        return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through a computation "
+                "made under torch.no_grad(). Autograd records no graph inside that block: its results are "
+                "constants, so no gradient flows back along that path.")
     return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
             "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
             "flows back through it, so that path contributes nothing.")

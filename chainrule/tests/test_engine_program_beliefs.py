@@ -96,3 +96,14 @@ def test_an_unknowns_document_names_the_closest_edge_as_a_guess() -> None:
     near = -4 * math.cos(x0) * 1.05  # close to sin′ taken as -cos, but not it
     document = diagnosis_document(diagnose(program, {"x0": x0}, "x.grad", near))
     assert document["kind"] == "unknown" and document["edge"] == ["x", "sin"] and document["guess"] is True
+
+
+def test_a_path_through_a_no_grad_block_counted() -> None:
+    program = ("w = torch.tensor(w0, requires_grad=True)\nwith torch.no_grad():\n    target = w * 2 + 1\n"
+               "L = (w * 4 - target) ** 2\nL.backward()\n")
+    w0 = 1.0
+    error = 4 * w0 - (2 * w0 + 1)
+    counted = 2 * error * (4 - 2)  # the target differentiated as if it were tracked
+    diagnosis = diagnose(program, {"w0": w0}, "w.grad", counted)
+    assert (diagnosis.kind, diagnosis.detail["reason"]) == ("extra_path", "no_grad")
+    assert diagnosis.paths == [["w", "mul", "add", "sub", "pow", "L"]] and "torch.no_grad()" in diagnosis.message
