@@ -11,13 +11,8 @@ import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812 - the conventional alias
 
-from chainrule import Diagnosis, analyze_program, diagnose_numeric
-from chainrule.values import Value
-
-
-def diagnose(program: str, params: dict[str, object], part: str, answer: Value) -> Diagnosis:
-    analysis = analyze_program(program=program, params=params, parts=[part])
-    return diagnose_numeric(analysis=analysis, part=part, answer=answer)
+from chainrule import Diagnosis
+from chainrule.tests.program_diagnosis import diagnose
 
 
 def told(diagnosis: Diagnosis) -> tuple[str, list[str] | None, str | None]:

@@ -7,15 +7,9 @@ from __future__ import annotations
 
 import math
 
-from chainrule import Diagnosis, analyze_program, diagnose_numeric
+from chainrule import analyze_program
 from chainrule.result import diagnosis_document
-from chainrule.values import Value
-
-
-def diagnose(program: str, params: dict[str, object], part: str, answer: Value) -> Diagnosis:
-    analysis = analyze_program(program=program, params=params, parts=[part])
-    return diagnose_numeric(analysis=analysis, part=part, answer=answer)
-
+from chainrule.tests.program_diagnosis import diagnose
 
 HOOKED = ("w = torch.tensor(ws, requires_grad=True)\nh = w * 3\nh.register_hook(lambda g: g * 0.5)\n"
           "L = (h ** 3).sum()\nL.backward()\n")
