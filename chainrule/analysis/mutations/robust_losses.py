@@ -36,13 +36,14 @@ def robust_loss_mutations(c: NodeContext) -> Found:
     residual = f"({p} - {t})"
     over = f", divided by N = {count}" if count > 1 else ""
     scaled = f"/{d}" if inside != 1 else ""
-    right = f"{residual}{scaled} inside [-{d}, {d}], {format_number(outside)}·sign{residual} outside{over}"
+    coefficient = "" if outside == 1 else f"{format_number(outside)}·"
+    right = f"{residual}{scaled} inside [-{d}, {d}], {coefficient}sign{residual} outside{over}"
     lesson = (f"{name} is quadratic for residuals inside [-{d}, {d}] and linear outside: its slope is the "
               f"residual inside and ±{format_number(outside)} (the residual's sign) outside"
               + (f", and the mean divides by N = {count}" if count > 1 else ""))
     slopes = {
         "robust_quadratic": ("the residual everywhere (the linear part ignored)", r * inside),
-        "robust_linear": (f"{format_number(outside)}·sign{residual} everywhere (the quadratic part ignored)",
+        "robust_linear": (f"{coefficient}sign{residual} everywhere (the quadratic part ignored)",
                           outside * torch.sign(r)),
         "robust_unsigned": (f"+{format_number(outside)} outside the band, whatever the residual's sign",
                             torch.where(r.abs() <= width, r * inside, torch.full_like(r, outside))),
