@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+# The ops with a kink or a choice between entries, whose slopes a student may ignore (op_name spelling).
+KINK_OPS = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max", "abs", "maximum", "minimum", "where",
+                      "max", "min", "hardtanh", "relu6", "threshold", "masked_fill"})
+
 # Torch spells a few nodes after an implementation detail students never see.
 _FRIENDLY = {
     "rsub": "sub",  # 1 - x is recorded as RsubBackward1

@@ -53,11 +53,14 @@ def part_document(graded: GradedPart, *, score: float, show_expected: bool) -> d
 
 def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
     """kind, paths, message; and the edge (with the used and right local
-    derivative) or the two mistakes where the diagnosis has them."""
+    derivative) or the two mistakes where the diagnosis has them. An unknown
+    carries the edge whose slip comes closest, marked `"guess": true`."""
     document: dict[str, Any] = {"kind": diagnosis.kind, "paths": diagnosis.paths, "message": diagnosis.message}
     detail = diagnosis.detail
     if isinstance(detail.get("edge"), list) and diagnosis.kind in ("wrong_local_derivative", "dead_branch"):
         document["edge"] = list(detail["edge"])
+    if diagnosis.kind == "unknown" and isinstance(detail.get("closest_edge"), list):
+        document["edge"], document["guess"] = list(detail["closest_edge"]), True  # where to start checking
     if diagnosis.kind == "wrong_local_derivative":
         document["used"], document["right"] = detail.get("used"), detail.get("right")
     if diagnosis.kind == "two_mistakes" and isinstance(detail.get("mistakes"), list):

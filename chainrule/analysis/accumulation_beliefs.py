@@ -41,6 +41,10 @@ def accumulation_beliefs(evidence: list[CallEvidence], leaf: str) -> list[Belief
         ({"belief": "total_doubled", "calls": total, "counted": 2 * len(counted)}, 2 * summed),
         ({"belief": "averaged", "calls": total, "counted": total}, np.sum(every, axis=0) / total),
     ]
+    for index, item in enumerate(calls[:-1]):  # a retained graph believed to be replayed by the next call
+        if item.call.retain_graph and id(item) in live:
+            beliefs.append(({"belief": "retained_replayed", "calls": total, "counted": len(counted) + 1,
+                             "call": index + 1}, summed + every[index]))
     if since > 1:  # the program zeroes: "zero_() clears .grad after the call" leaves nothing
         beliefs.append(({"belief": "cleared", "calls": total, "counted": 0}, np.zeros_like(every[-1])))
     for start in range(total - 1):

@@ -167,6 +167,8 @@ def _seed_effects(evidence: CallEvidence) -> list[Effect]:
     alternatives.append(({"seed": "squared"}, (seed * seed).detach()))  # the seed applied twice
     if not torch.equal(seed, torch.ones_like(seed)):
         alternatives.append(({"seed": "ones"}, torch.ones_like(output)))
+    if call.seed_scale not in (None, 0.0, 1.0):  # the seed written as k·v: v alone, the scale dropped
+        alternatives.append(({"seed": "unscaled", "scale": call.seed_scale}, seed / call.seed_scale))
     names = list(evidence.leaves)
     right = _grads_for_seed(output, [evidence.leaves[n] for n in names], seed)
     effects = []

@@ -62,14 +62,14 @@ class BackwardInterceptor:
 
         self.last_proceed = proceed
         with self.recorder.pause():
-            calls = self._describe(tensors, seeds, inputs)
+            calls = self._describe(tensors, seeds, inputs, bool(retain_graph))
             self.run.calls.extend(calls)
             if self.observer is None:
                 proceed()
             else:
                 self.observer(self.run, calls, proceed)
 
-    def _describe(self, tensors: Any, seeds: Any, inputs: Any) -> list[BackwardCall]:
+    def _describe(self, tensors: Any, seeds: Any, inputs: Any, retain_graph: bool) -> list[BackwardCall]:
         outputs = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
         if seeds is None or isinstance(seeds, torch.Tensor):
             seeds = [seeds] * len(outputs) if seeds is None else [seeds]
@@ -81,6 +81,8 @@ class BackwardInterceptor:
                 seed=_seed_tensor(output, seed),
                 seed_given=seed is not None,
                 inputs=list(wanted) if wanted is not None else None,
+                retain_graph=retain_graph,
+                seed_scale=self.run.scale_of(seed),
             )
             for offset, (output, seed) in enumerate(zip(outputs, seeds, strict=False))
         ]
@@ -97,6 +99,29 @@ def _seed_tensor(output: torch.Tensor, seed: Any) -> torch.Tensor | None:
     if output.numel() == 1:
         return torch.ones_like(output).detach()
     return None
+
+
+class _Tracking(contextlib.nullcontext):
+    """torch.no_grad() as a student who ignores it reads it: a block (or decorator) that changes nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def __call__(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        return function
+
+
+@contextlib.contextmanager
+def _grad_mode_ignored(active: bool) -> Iterator[None]:
+    if not active:
+        yield
+        return
+    saved = torch.no_grad, torch.autograd.no_grad, torch.inference_mode
+    torch.no_grad = torch.autograd.no_grad = torch.inference_mode = _Tracking  # type: ignore[misc,assignment]
+    try:
+        yield
+    finally:
+        torch.no_grad, torch.autograd.no_grad, torch.inference_mode = saved  # type: ignore[misc]
 
 
 @contextlib.contextmanager
@@ -136,7 +161,8 @@ def run_program(
     torch.default_generator.manual_seed(0)
     try:
         code = compile(program, PROGRAM_FILENAME, "exec")
-        with contextlib.redirect_stdout(printed), _backward_replaced_by(interceptor), recorder:
+        with contextlib.redirect_stdout(printed), _backward_replaced_by(interceptor), \
+                _grad_mode_ignored(mode.grad_mode_ignored), recorder:
             exec(code, run.namespace)  # noqa: S102 - the program is the input; the sandbox contains it
             interceptor.finish()
     except AnalysisError:

@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from chainrule.model import Edge, Graph, Highlight, Hypothesis, route_edges
+from chainrule.op_names import KINK_OPS
 from chainrule.values import Value, shapes_compatible
 
 MAX_PATH_PAIRS = 64
+MAX_ALIKE_ROUTES = 3  # routes with the same names (two LSTM gates) worth leaving out one by one
 
 
 @dataclass
@@ -22,6 +24,7 @@ class PathFacts:
     names: list[str]
     routes: list[list[str]]
     grad: np.ndarray
+    route_grads: list[np.ndarray] = field(default_factory=list)  # per route, where routes share the names
 
     @property
     def edges(self) -> list[Edge]:
@@ -38,6 +41,7 @@ class GradientFacts:
     grad: np.ndarray
     paths: list[PathFacts]
     cut_paths: list[PathFacts] = field(default_factory=list)  # only in the detach-identity run
+    untracked_paths: list[PathFacts] = field(default_factory=list)  # only with torch.no_grad() ignored
     counterfactual: dict[str, np.ndarray] = field(default_factory=dict)  # re-run mode → this part
     backward_calls: int = 1  # calls still summed in .grad (none zeroed in between)
     output_ids: list[str] = field(default_factory=list)
@@ -81,11 +85,14 @@ def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
         highlight = Highlight(missing_edges=_exclusive_edges(paths, facts.cut_paths))
         yield _hypothesis("missing_path", facts.grad - paths[0].grad, paths, highlight, path_count=1,
                           beside_cut=[path.names for path in facts.cut_paths])
+    yield from _missing_routes(facts)
     if len(paths) < 2:
         return  # otherwise leaving out the only path is not "a path missing"
     groups = [[path] for path in paths]
     if len(paths) >= 3:
         groups += [list(pair) for pair in combinations(paths, 2)][:MAX_PATH_PAIRS]
+    if len(paths) >= 4:  # only one path followed: every tensor the others pass through taken as a constant
+        groups += [[other for other in paths if other is not path] for path in paths]
     for group in groups:
         kept = [path for path in paths if path not in group]
         value = facts.grad - sum(path.grad for path in group)
@@ -93,14 +100,28 @@ def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
         yield _hypothesis("missing_path", value, group, highlight, path_count=len(paths))
 
 
+def _missing_routes(facts: GradientFacts) -> Iterator[Hypothesis]:
+    """One of several routes that read alike (two LSTM gates: x → mul → add → sigmoid → mul → …)
+    left out: the student followed one gate and not the other."""
+    for path in facts.paths:
+        if not 2 <= len(path.route_grads) <= MAX_ALIKE_ROUTES or len(path.route_grads) != len(path.routes):
+            continue  # a layer of many units has many routes alike: leaving one out is no single belief
+        for route, grad in zip(path.routes, path.route_grads, strict=True):
+            others = [other for other in path.routes if other is not route]
+            highlight = Highlight(missing_edges=_exclusive_edges(
+                [PathFacts(path.names, [route], grad)], [PathFacts(path.names, others, grad)]))
+            yield _hypothesis("missing_path", facts.grad - grad, [path], highlight, path_count=len(facts.paths),
+                              routes=len(path.routes))
+
+
 def extra_path(facts: GradientFacts) -> Iterator[Hypothesis]:
-    cut = facts.cut_paths
-    groups = [cut] + ([[path] for path in cut] if len(cut) > 1 else []) if cut else []
-    for group in groups:
-        value = facts.grad + sum(path.grad for path in group)
-        highlight = Highlight(wrong_edges=_exclusive_edges(group, facts.paths))
-        edges = [list(edge) for path in group for edge in path.edges]  # for a slip on the same path too
-        yield _hypothesis("extra_path", value, group, highlight, reason="detach", route_edges=edges)
+    for reason, cut in (("detach", facts.cut_paths), ("no_grad", facts.untracked_paths)):
+        groups = [cut] + ([[path] for path in cut] if len(cut) > 1 else []) if cut else []
+        for group in groups:
+            value = facts.grad + sum(path.grad for path in group)
+            highlight = Highlight(wrong_edges=_exclusive_edges(group, facts.paths))
+            edges = [list(edge) for path in group for edge in path.edges]  # for a slip on the same path too
+            yield _hypothesis("extra_path", value, group, highlight, reason=reason, route_edges=edges)
 
 
 def sign_error(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -132,8 +153,7 @@ def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
     yield from _kinks_ignored(facts)
 
 
-KINK_NAMES = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max", "abs", "maximum", "minimum",
-                        "where", "max", "min", "hardtanh", "relu6", "threshold"})
+KINK_NAMES = KINK_OPS
 
 
 def _kinks_ignored(facts: GradientFacts) -> Iterator[Hypothesis]:

@@ -1,5 +1,5 @@
 """Counterfactual stand-ins for the ops with a kink (relu, leaky_relu, clamp,
-abs, maximum/minimum, where): a student who ignores the kink either in the
+abs, maximum/minimum, where, masked_fill): a student who ignores the kink either in the
 backward pass only (slope 1 everywhere, the forward values right) or in the
 forward pass as well (the op taken as the identity, so every value after it
 changes too, e.g. L = Σ relu(h)²)."""
@@ -12,17 +12,18 @@ from typing import Any
 import torch
 import torch.nn.functional as F  # noqa: N812 - the conventional alias
 
+from chainrule.op_names import KINK_OPS
+
 KINK_MODES = ("backward", "both")
 UNARY_KINKS: tuple[Callable[..., Any], ...] = (
     torch.relu, F.relu, torch.Tensor.relu, F.leaky_relu, torch.clamp, torch.Tensor.clamp, torch.clip,
     torch.Tensor.clip, torch.clamp_min, torch.Tensor.clamp_min, torch.clamp_max, torch.Tensor.clamp_max,
-    torch.abs, torch.Tensor.abs, torch.Tensor.__abs__, F.relu6, F.hardtanh,
+    torch.abs, torch.Tensor.abs, torch.Tensor.__abs__, F.relu6, F.hardtanh, torch.masked_fill, torch.Tensor.masked_fill,
 )
 BINARY_KINKS: tuple[Callable[..., Any], ...] = (torch.maximum, torch.Tensor.maximum, torch.minimum,
                                                  torch.Tensor.minimum, torch.max, torch.Tensor.max, torch.min,
                                                  torch.Tensor.min)
-KINK_OP_NAMES = frozenset({"relu", "leaky_relu", "clamp", "clamp_min", "clamp_max", "abs", "maximum", "minimum",
-                           "where", "max", "min", "hardtanh", "relu6", "threshold"})
+KINK_OP_NAMES = KINK_OPS
 
 
 class KinkIgnored(torch.autograd.Function):

@@ -100,6 +100,17 @@ class NodeCatalog:
         op = self.op_for(node)
         return op.value if op is not None else None
 
+    def gradient_hooks(self, node: Any) -> list[Any]:
+        """The program's register_hook functions on the tensor this node produced (a leaf's own tensor):
+        autograd applies them to the gradient arriving there, so every re-run by hand must too."""
+        if is_leaf_node(node):
+            tensor = node.variable
+        else:
+            op = self.op_for(node)
+            tensor = op.output if op is not None else None
+        hooks = getattr(tensor, "_backward_hooks", None) if tensor is not None else None
+        return list(hooks.values()) if hooks else []
+
     def output_tensor_name(self, node: Any) -> str | None:
         op = self.op_for(node)
         return self.tensor_name(op.output) if op is not None else None

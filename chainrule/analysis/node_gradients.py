@@ -21,7 +21,7 @@ from chainrule.analysis.graph_build import tensor_value
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape, walk_nodes
 from chainrule.analysis.node_formulas import node_formulas
 from chainrule.analysis.op_recording import BackwardCall, ProgramRun
-from chainrule.analysis.path_contributions import node_vjp, reduce_to_shape
+from chainrule.analysis.path_contributions import hooked, node_vjp, reduce_to_shape
 from chainrule.model import FlowMessage
 from chainrule.values import Value
 
@@ -75,6 +75,8 @@ def call_flow(*, evidence: CallEvidence, catalog: NodeCatalog) -> CallFlow:
         node = ready.pop()
         node_id = catalog.node_id(node)
         grads = arrived.pop(id(node), {})
+        if 0 in grads:
+            grads[0] = hooked(node, grads[0], catalog.gradient_hooks)
         if len(grads) == 1:  # a node with several outputs has no single gradient to show
             flow.node_grads[node_id] = _added(flow.node_grads.get(node_id), next(iter(grads.values())))
         if is_leaf_node(node):

@@ -17,10 +17,13 @@ from torch.overrides import TorchFunctionMode
 from chainrule.analysis.kink_stand_ins import kink_stand_in
 from chainrule.analysis.stand_ins import DETACH_FUNCTIONS, stand_in
 
+MAX_SCALED = 1_000
+
 
 @dataclass(frozen=True)
 class RunMode:
     detach_identity: bool = False
+    grad_mode_ignored: bool = False  # torch.no_grad() / inference_mode() blocks tracked as if absent
     relu_slopes: str | None = None  # see stand_ins.Relu
     kinks_ignored: str | None = None  # "backward" or "both", see kink_stand_ins
     backward_limit: int | None = None  # run only the first N backward calls
@@ -46,6 +49,8 @@ class BackwardCall:
     seed: torch.Tensor | None  # None only if torch is about to reject the call
     seed_given: bool
     inputs: list[torch.Tensor] | None
+    retain_graph: bool = False  # the program kept the graph for another backward call through it
+    seed_scale: float | None = None  # the seed was written as this Python number times a tensor
 
 
 @dataclass
@@ -54,6 +59,12 @@ class ProgramRun:
     ops: list[ForwardOp] = field(default_factory=list)
     calls: list[BackwardCall] = field(default_factory=list)
     printed: str = ""
+    # untracked tensors written as a Python number times a tensor (a seed `2 * v`): id → (tensor, number)
+    scaled: dict[int, tuple[torch.Tensor, float]] = field(default_factory=dict)
+
+    def scale_of(self, tensor: Any) -> float | None:
+        found = self.scaled.get(id(tensor))
+        return found[1] if found is not None and found[0] is tensor else None
 
 
 class BackwardObserver(Protocol):
@@ -111,7 +122,10 @@ class RecordingMode(TorchFunctionMode):
             if not isinstance(output, torch.Tensor):
                 continue
             grad_fn = output.grad_fn
-            if (grad_fn is None and not is_detach) or id(grad_fn) in seen:
+            if grad_fn is None and not is_detach:
+                self._scaled(func, args, output)
+                continue
+            if id(grad_fn) in seen:
                 continue
             seen.add(id(grad_fn))
             self.run.ops.append(
@@ -127,6 +141,18 @@ class RecordingMode(TorchFunctionMode):
                              if isinstance(item, (int, float)) and not isinstance(item, bool)],
                 )
             )
+
+
+    def _scaled(self, func: Callable[..., Any], args: list[Any], output: torch.Tensor) -> None:
+        name = getattr(func, "__name__", "")
+        numbers = [item for item in args if isinstance(item, (int, float)) and not isinstance(item, bool)]
+        tensors = [item for item in args if isinstance(item, torch.Tensor)]
+        if len(numbers) != 1 or len(tensors) != 1 or len(self.run.scaled) >= MAX_SCALED or numbers[0] == 0:
+            return
+        if name in ("mul", "__mul__", "__rmul__"):
+            self.run.scaled[id(output)] = (output, float(numbers[0]))
+        elif name in ("div", "__truediv__") and args[0] is tensors[0]:
+            self.run.scaled[id(output)] = (output, 1 / float(numbers[0]))
 
 
 def _tensors_in(items: Sequence[Any]) -> Iterator[torch.Tensor]:

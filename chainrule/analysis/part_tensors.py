@@ -78,7 +78,7 @@ def read_part(namespace: dict[str, Any], key: PartKey) -> PartReference:
 
 def none_part_hypotheses(reference: PartReference, graph: Graph) -> list[Hypothesis]:
     """A part whose right answer is None: any number is the `untracked_leaf`
-    mistake ("None means never tracked, 0 means tracked with zero slope")."""
+    mistake (never tracked, not a leaf, or never reached: the words say which)."""
     if reference.requires_grad is False:
         reason = "requires_grad_false"
     elif reference.is_leaf is False:

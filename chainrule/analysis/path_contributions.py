@@ -18,6 +18,20 @@ from torch.autograd.function import BackwardCFunction
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape
 
 VectorJacobian = Callable[[Any, list[torch.Tensor]], tuple[torch.Tensor | None, ...]]
+Hooks = Callable[[Any], list[Any]]  # node → the program's hooks on the gradient arriving at it
+
+
+def no_hooks(node: Any) -> list[Any]:
+    return []
+
+
+def hooked(node: Any, grad: torch.Tensor, hooks: Hooks) -> torch.Tensor:
+    """The gradient after the program's tensor hooks (a gradient reversal's g ↦ -λg), as autograd
+    applies them; a hook is linear in practice, so it may be applied route by route."""
+    for hook in hooks(node):
+        changed = hook(grad)
+        grad = changed if isinstance(changed, torch.Tensor) else grad
+    return grad
 
 MAX_NODE_CALLS = 20_000  # guards against graphs with exponentially many routes
 
@@ -46,6 +60,7 @@ class MergedPath:
     names: list[str]
     grad: torch.Tensor
     routes: list[list[str]]
+    route_grads: list[torch.Tensor] = field(default_factory=list)  # per route (x*x's two edges are one route)
 
 
 def node_vjp(node: Any, output_grads: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
@@ -94,6 +109,8 @@ def find_routes(
     while stack:
         node, slot, grad, ids, names = stack.pop()
         ids, names = [*ids, catalog.node_id(node)], [*names, catalog.node_name(node)]
+        if slot == 0:
+            grad = hooked(node, grad, catalog.gradient_hooks)
         if is_leaf_node(node):
             route = Route(names[-1], ids[::-1], names[::-1], reduce_to_shape(grad, node_shape(node)))
             _keep_route(search, names_seen, route, max_paths)
@@ -138,11 +155,16 @@ def merge_routes(routes: list[Route]) -> dict[str, list[MergedPath]]:
         key = (route.leaf, *route.names)
         path = merged.get(key)
         if path is None:
-            merged[key] = MergedPath(route.leaf, route.names, route.grad.clone(), [route.node_ids])
+            merged[key] = MergedPath(route.leaf, route.names, route.grad.clone(), [route.node_ids],
+                                     [route.grad.clone()])
             continue
         path.grad = path.grad + route.grad
         if route.node_ids not in path.routes:
             path.routes.append(route.node_ids)
+            path.route_grads.append(route.grad.clone())
+        else:
+            at = path.routes.index(route.node_ids)
+            path.route_grads[at] = path.route_grads[at] + route.grad
     by_leaf: dict[str, list[MergedPath]] = {}
     for path in merged.values():
         by_leaf.setdefault(path.leaf, []).append(path)

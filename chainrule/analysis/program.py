@@ -47,8 +47,8 @@ def analyze_program(
     graph = _graph_of_counted_calls(inspector, run, leaves)
     accumulating = max((evidence.backward_calls for evidence in leaves.values()), default=0) >= 2
     counterfactuals = run_counterfactuals(
-        program=program, params=checked, keys=keys, modes=modes_worth_running(run, graph, accumulating),
-        max_paths=max_paths,
+        program=program, params=checked, keys=keys, modes=modes_worth_running(run, graph, accumulating, program),
+        max_paths=max_paths, real_paths={leaf: {tuple(p.names) for p in e.paths} for leaf, e in leaves.items()},
     )
     context = _Context(graph, leaves, counterfactuals, inspector.evidence)
     return Analysis(
@@ -147,8 +147,10 @@ class _Context:
         )
         if evidence is None:
             return facts
-        facts.paths = [PathFacts(p.names, p.routes, tensor_to_array(p.grad)) for p in evidence.paths]
+        facts.paths = [PathFacts(p.names, p.routes, tensor_to_array(p.grad),
+                                 [tensor_to_array(g) for g in p.route_grads]) for p in evidence.paths]
         facts.cut_paths = self.counterfactuals.cut_paths.get(reference.tensor, [])
+        facts.untracked_paths = self.counterfactuals.untracked_paths.get(reference.tensor, [])
         facts.counterfactual = self.counterfactuals.for_part(reference.key)
         facts.output_ids = evidence.output_ids
         facts.backward_calls = evidence.backward_calls

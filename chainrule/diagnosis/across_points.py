@@ -137,7 +137,10 @@ def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
     if simple:
         chosen = most_specific(simple + local)
     elif (decomposed := _decomposed(evidence)) is not None:
-        chosen = most_specific([decomposed, *local])
+        catalogued = [h for h in local if not h.detail.get("generic")]
+        # One catalogued slip (the square's 2 dropped) beats several path slips that add up to it.
+        chosen = catalogued[0] if decomposed.kind == "combination" and catalogued else most_specific(
+            [decomposed, *local])
     elif local:
         chosen = local[0]
     elif pairs:

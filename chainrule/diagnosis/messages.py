@@ -35,6 +35,11 @@ def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
         return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}, as if detach() stopped all of "
                 f"{c.tensor}'s gradient. detach() cuts only the path that runs through it ({paths_text(cut)}); "
                 f"along {paths_text(h.paths)} the gradient still flows back: {SERIES_RULE}.")
+    routes = h.detail.get("routes")
+    if routes:
+        return (f"Your {c.part} leaves out one of the {routes} routes that read {paths_text(h.paths)}: they pass "
+                f"through different {h.paths[0][1]} nodes, and each route contributes its own term: the gradient "
+                "is the sum over every route, also over routes whose ops read alike.")
     return (f"Your {c.part} leaves out the {noun} {paths_text(h.paths)}. {c.tensor} reaches {c.output} "
             f"along {len(c.leaf_paths)} paths, and parallel paths into one node add: the gradient is "
             "the sum of the contributions of every path.")
@@ -45,6 +50,10 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
     if h.detail.get("reason") == "counted":
         return (f"Your {c.part} counts the {noun} {paths_text(h.paths)} {times_text(h.detail.get('times'))}. "
                 f"Each path from {c.tensor} to {c.output} contributes once: {chain_rule(len(c.leaf_paths))}.")
+    if h.detail.get("reason") == "no_grad":
+        return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through a computation "
+                "made under torch.no_grad(). Autograd records no graph inside that block: its results are "
+                "constants, so no gradient flows back along that path.")
     return (f"Your {c.part} also counts the {noun} {paths_text(h.paths)}, which runs through detach(). "
             "A detached tensor is a constant to autograd: its value flows forward, but no gradient "
             "flows back through it, so that path contributes nothing.")
@@ -96,20 +105,27 @@ def _accumulation(h: Hypothesis, c: FeedbackContext) -> str:
             f"times. {rule}")
 
 
+UNTRACKED_RULE = "None means never tracked, 0 means tracked with zero slope."
+NON_LEAF_RULE = ("None here means no gradient was kept, not that nothing was tracked: autograd tracks this "
+                 "tensor and passes gradient through it to the leaf it is computed from, but stores .grad only "
+                 "for leaves.")
+NOT_REACHED_RULE = "None means no gradient arrived, 0 means a gradient of zero arrived."
+
+
 def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
-    rule = "None means never tracked, 0 means tracked with zero slope."
     reason, tensor = h.detail.get("reason"), h.detail.get("tensor", c.tensor)
     if reason == "requires_grad_false":
         return (f"{tensor} was created with requires_grad=False, so autograd never tracked it and "
-                f"backward() creates no gradient for it in {c.part}. {rule}")
+                f"backward() creates no gradient for it in {c.part}. {UNTRACKED_RULE}")
     if reason == "not_a_leaf":
-        return (f"{tensor} is computed from other tensors, and autograd keeps .grad only for leaves "
-                f"(unless retain_grad() is called), so backward() stores nothing in {c.part}. {rule}")
+        return (f"{tensor} is computed from other tensors (it is not a leaf), and autograd keeps .grad only for "
+                f"leaves unless retain_grad() is called on it, so backward() stores nothing in {c.part}. "
+                f"{NON_LEAF_RULE}")
     if reason == "not_in_graph":
         return (f"{tensor} never reaches {c.output}, so backward() stores no gradient for it in "
-                f"{c.part}. {rule}")
+                f"{c.part}. {NOT_REACHED_RULE}")
     return (f"{tensor} has requires_grad=True and reaches {c.output}, so backward() stores a gradient "
-            f"in {c.part}: it is a number, not None. {rule}")
+            f"in {c.part}: it is a number, not None. {UNTRACKED_RULE}")
 
 
 def _shape(h: Hypothesis, c: FeedbackContext) -> str:
@@ -135,6 +151,7 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
         "squared": "the seed applied twice (each entry squared)",
+        "unscaled": f"the seed without its scale {format_value(h.detail.get('scale'))}",
     }.get(str(seed), "another seed")
     return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "
             f"{h.detail.get('output')}.backward() with {format_value(h.detail.get('given'))}. A non-scalar "

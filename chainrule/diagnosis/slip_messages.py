@@ -48,6 +48,7 @@ KINK_RULES = {
     "max": "max passes the gradient only to the entry that wins",
     "min": "min passes the gradient only to the entry that wins",
     "where": "where(cond, a, b) passes the gradient to a where cond holds and to b elsewhere",
+    "masked_fill": "masked_fill passes no gradient to the entries it fills",
 }
 
 
@@ -75,6 +76,8 @@ def belief_message(h: Hypothesis, c: FeedbackContext) -> str:
         "averaged": f"averages the {h.detail.get('counted')} backward calls",
         "first_only": "keeps only the first backward call",
         "doubled": "counts one backward call twice",
+        "retained_replayed": f"counts backward call {h.detail.get('call')} twice, as if the graph it kept with "
+                             "retain_graph=True were run again by the next backward call",
         "total_doubled": "counts the whole accumulated gradient twice",
         "cleared": f"reads zero_() as clearing {leaf} after the backward call, leaving nothing",
         "zeroed_before": f"sums the calls from call {h.detail.get('from_call')} on, as if {leaf} were zeroed "
@@ -85,8 +88,12 @@ def belief_message(h: Hypothesis, c: FeedbackContext) -> str:
     counting = "only the last call counts" if since == calls else f"only calls {since} to {calls} count"
     zeroed = (f" and zeroes {leaf} just before call {since}, so {counting}"
               if isinstance(since, int) and since > 1 else " and never zeroes " + leaf)
-    return (f"Your {c.part} {told}. The program calls backward() {calls} times{zeroed}. {ACCUMULATION_RULE} "
-            "Only zero_() (or setting .grad to None) starts the sum again, exactly where the program does it.")
+    retained = (" retain_graph=True only keeps the graph's buffers for another backward call through it; that "
+                "call computes its own output's gradient and never repeats the earlier one."
+                if belief == "retained_replayed" else "")
+    return (f"Your {c.part} {told}. The program calls backward() {calls} times{zeroed}. {ACCUMULATION_RULE}"
+            f"{retained} Only zero_() (or setting .grad to None) starts the sum again, exactly where the program "
+            "does it.")
 
 
 def mistake_clause(item: dict[str, object]) -> str:

@@ -7,15 +7,8 @@ from __future__ import annotations
 
 import math
 
-from chainrule import Diagnosis, analyze_program, diagnose_numeric
 from chainrule.result import diagnosis_document
-from chainrule.values import Value
-
-
-def diagnose(program: str, params: dict[str, object], part: str, answer: Value) -> Diagnosis:
-    analysis = analyze_program(program=program, params=params, parts=[part])
-    return diagnose_numeric(analysis=analysis, part=part, answer=answer)
-
+from chainrule.tests.program_diagnosis import diagnose
 
 RELU_SQUARED = ("x = torch.tensor(xs)\nw = torch.tensor(ws, requires_grad=True)\nh = w * x\n"
                 "L = (torch.relu(h) ** 2).sum()\nL.backward()\n")

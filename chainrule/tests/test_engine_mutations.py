@@ -12,16 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from chainrule import Diagnosis, analyze_program, diagnose_numeric
+from chainrule import analyze_program
 from chainrule.result import diagnosis_document
-from chainrule.values import Value
+from chainrule.tests.program_diagnosis import diagnose
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def diagnose(program: str, params: dict[str, object], part: str, answer: Value) -> Diagnosis:
-    analysis = analyze_program(program=program, params=params, parts=[part])
-    return diagnose_numeric(analysis=analysis, part=part, answer=answer)
 
 
 def test_multiple_paths_4_is_x_times_x_counted_once() -> None:

@@ -8,16 +8,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chainrule import Diagnosis, analyze_program, diagnose_numeric
+from chainrule import Diagnosis, analyze_program
 from chainrule.diagnosis.across_points import diagnose_points
 from chainrule.result import diagnosis_document
 from chainrule.tests.point_analyses import analyses_at
-from chainrule.values import Value
-
-
-def diagnose(program: str, params: dict[str, object], part: str, answer: Value) -> Diagnosis:
-    analysis = analyze_program(program=program, params=params, parts=[part])
-    return diagnose_numeric(analysis=analysis, part=part, answer=answer)
+from chainrule.tests.program_diagnosis import diagnose
 
 
 def mistakes(diagnosis: Diagnosis) -> list[tuple[Any, Any]]:

@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import torch
 
+from chainrule.analysis.mutations.activations import ACTIVATION_RULES, ONE_INPUT_ACTIVATIONS
+from chainrule.analysis.mutations.constant_operands import constant_operand, constant_wrongs
 from chainrule.analysis.mutations.labels import wrapped as _wrapped
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
 from chainrule.op_names import op_name
@@ -63,15 +65,14 @@ def _pow_base(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]
 
 MUL = "d(a·b)/da = b: the derivative of a product with respect to one factor is the other factor"
 MUL_KEPT = "d(a·b)/da = b: the other factor is not differentiated too"
-
-
 def _mul(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
     saved = [c.node._saved_self, c.node._saved_other]
     own = saved[slot] if saved[slot] is not None else c.value_of(slot)
     other = saved[1 - slot]
     if own is None or other is None:
         return None
-    wrongs = [("mul_own_operand", c.labels[slot], own, MUL)]
+    wrongs = [("mul_own_operand", c.labels[slot], own, MUL),
+              *constant_wrongs(c, 1 - slot, constant_operand(c, 1 - slot, other), divides=False)]
     child = c.node.next_functions[1 - slot][0] if len(c.node.next_functions) == 2 else None
     inner = _derivative_of(c, child)
     if inner is not None:
@@ -103,9 +104,11 @@ def _div(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | N
     la, lb = _wrapped(c.labels[0]), _wrapped(c.labels[1])
     lesson = "the quotient rule: d(a/b)/da = 1/b and d(a/b)/db = -a/b²"
     if slot == 0:
-        return f"1/{lb}", 1 / b, [("div_numerator_b", lb, b, lesson)]
+        return f"1/{lb}", 1 / b, [("div_numerator_b", lb, b, lesson),
+                                  *constant_wrongs(c, 1, constant_operand(c, 1, b), divides=True)]
     return f"-{la}/{lb}²", -a / b**2, [
         ("div_quotient_sign", f"{la}/{lb}²", a / b**2, lesson),
+        ("div_denominator_unsquared", f"-{la}/{lb}", -a / b, lesson),
         ("div_no_numerator", f"-1/{lb}²", -1 / b**2, lesson),
         ("div_as_numerator", f"1/{lb}", 1 / b, lesson),
         ("div_power_slip", f"-{la}/{lb}³", -a / b**3, lesson),
@@ -214,18 +217,31 @@ def _two_sided(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong
                                                      lesson)]
 
 
+def _masked_fill(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
+    mask = c.node._saved_mask
+    if slot != 0 or mask is None:
+        return None
+    kept_entries = (~mask).to(c.grad.dtype)
+    lesson = "masked_fill replaces the masked entries by a constant: they pass no gradient, the others pass it all"
+    return "1 where not filled, 0 where filled", kept_entries, [
+        ("masked_fill_inverted", "1 where filled, 0 where not", 1 - kept_entries, lesson)]
+
+
 def _where(c: NodeContext, slot: int) -> tuple[str, torch.Tensor, list[Wrong]] | None:
     condition = c.node._saved_condition
-    mask = (condition if slot == 1 else ~condition).to(c.grad.dtype)
+    first = len(c.node.next_functions) - 2  # the chosen-where-true branch (after the condition, if it is listed)
+    mask = (condition if slot == first else ~condition).to(c.grad.dtype)
     lesson = "where(cond, a, b) passes the gradient to a where cond holds and to b elsewhere"
     return f"1 where {c.labels[slot]} is chosen", mask, [("where_swapped", f"1 where {c.labels[slot]} is not chosen",
                                                          1 - mask, lesson)]
 
 
 _RULES.update({"SoftplusBackward0": _softplus, "LeakyReluBackward0": _leaky, "ClampBackward1": _clamp,
-               "MaximumBackward0": _two_sided, "MinimumBackward0": _two_sided, "WhereBackward0": _where})
+               "MaximumBackward0": _two_sided, "MinimumBackward0": _two_sided, "WhereBackward0": _where,
+               "MaskedFillBackward0": _masked_fill})
+_RULES.update(ACTIVATION_RULES)
 ONE_INPUT = frozenset({"PowBackward0", "SinBackward0", "CosBackward0", "TanhBackward0", "SigmoidBackward0",
-                       "ExpBackward0", "LogBackward0", "SqrtBackward0", "SoftplusBackward0"})
+                       "ExpBackward0", "LogBackward0", "SqrtBackward0", "SoftplusBackward0"}) | ONE_INPUT_ACTIVATIONS
 CONSTANT_FACTORS = {"AddBackward0": (1.0, 1.0), "SubBackward0": (1.0, -1.0), "RsubBackward1": (-1.0,),
                     "NegBackward0": (-1.0,)}
 

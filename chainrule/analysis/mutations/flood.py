@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from chainrule.analysis.node_catalog import is_leaf_node, node_shape
-from chainrule.analysis.path_contributions import node_vjp, reduce_to_shape
+from chainrule.analysis.path_contributions import Hooks, hooked, no_hooks, node_vjp, reduce_to_shape
 
 LeafName = Callable[[Any], str]
 InputGrads = tuple[torch.Tensor | None, ...]
@@ -26,6 +26,7 @@ class Flood:
     incoming: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # id(node) → grad per output slot
     outgoing: dict[int, InputGrads] = field(default_factory=dict)  # id(node) → grad per input
     leaves: dict[str, torch.Tensor] = field(default_factory=dict)
+    hooks: Hooks = no_hooks
 
 
 def topological_order(root: Any) -> list[Any]:
@@ -67,7 +68,7 @@ Transform = Callable[[Any, list[torch.Tensor], InputGrads], InputGrads]
 
 def _propagate(
     order: list[Any], start: dict[int, dict[int, torch.Tensor]], leaf_name: LeafName, record: Flood | None,
-    transform: Transform | None = None,
+    transform: Transform | None = None, hooks: Hooks = no_hooks,
 ) -> dict[str, torch.Tensor]:
     """Carry the gradients in `start` (id(node) → slot → grad) down the graph."""
     pending = start
@@ -78,10 +79,11 @@ def _propagate(
             continue
         if is_leaf_node(node):
             name = leaf_name(node)
-            grad = reduce_to_shape(by_slot.get(0, torch.zeros(())), list(node.variable.shape))
+            grad = hooked(node, reduce_to_shape(by_slot.get(0, torch.zeros(())), list(node.variable.shape)), hooks)
             leaves[name] = leaves[name] + grad if name in leaves else grad
             continue
         grads = _slot_grads(node, by_slot)
+        grads[0] = hooked(node, grads[0], hooks)
         inputs = _reduced(node, node_vjp(node, grads))
         if transform is not None:
             inputs = transform(node, grads, inputs)
@@ -109,10 +111,10 @@ def _pass_on(node: Any, inputs: InputGrads, pending: dict[int, dict[int, torch.T
         slots[child_slot] = slots[child_slot] + grad if child_slot in slots else grad
 
 
-def flood(root: Any, seed: torch.Tensor, leaf_name: LeafName) -> Flood:
-    record = Flood(order=topological_order(root))
+def flood(root: Any, seed: torch.Tensor, leaf_name: LeafName, hooks: Hooks = no_hooks) -> Flood:
+    record = Flood(order=topological_order(root), hooks=hooks)
     with torch.no_grad():
-        record.leaves = _propagate(record.order, {id(root): {0: seed}}, leaf_name, record)
+        record.leaves = _propagate(record.order, {id(root): {0: seed}}, leaf_name, record, hooks=hooks)
     return record
 
 
@@ -138,11 +140,11 @@ def leaf_deltas(
         return {}
     first = min(position[key] for key in start)
     with torch.no_grad():
-        return _propagate(record.order[first:], start, leaf_name, None)
+        return _propagate(record.order[first:], start, leaf_name, None, hooks=record.hooks)
 
 
-def flood_with(root: Any, seed: torch.Tensor, leaf_name: LeafName, order: list[Any],
+def flood_with(record: Flood, root: Any, seed: torch.Tensor, leaf_name: LeafName,
                transform: Transform) -> dict[str, torch.Tensor]:
     """The leaves' gradients when `transform` may replace what any node passes on."""
     with torch.no_grad():
-        return _propagate(order, {id(root): {0: seed}}, leaf_name, None, transform)
+        return _propagate(record.order, {id(root): {0: seed}}, leaf_name, None, transform, record.hooks)

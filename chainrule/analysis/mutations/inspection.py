@@ -46,7 +46,7 @@ def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves:
 
 
 def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
-    record = flood(root, seed, leaf_name)
+    record = flood(root, seed, leaf_name, catalog.gradient_hooks)
     position = {id(node): index for index, node in enumerate(record.order)}
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
     singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
@@ -90,7 +90,7 @@ def _pairs(
 
     found = []
     reach = below(record)
-    for first, second in pairs_of(chosen):
+    for first, second in pairs_of(chosen, [(node, mutation) for node, mutation, _ in singles], record):
         a, b = measured[id(first[1])], measured[id(second[1])]
         if in_series(first, second, reach):
             grads = pair_grads(root=root, seed=seed, record=record, leaf_name=leaf_name, first=first,

@@ -16,6 +16,7 @@ from chainrule.analysis.mutations.model import InputGrads, Mutation, NodeContext
 
 MAX_GRAPH_NODES = 60
 MAX_PAIRED = 16
+MAX_TWINS = 24  # the same slip at two sites of one op (both means' 1/N, the learning rate in both steps)
 PAIRED_GENERIC = frozenset({"generic_one"})
 
 Single = tuple[Any, Mutation]  # (node, mutation)
@@ -43,11 +44,24 @@ def pair_grads(
         same = next((m for m in again if m.rule == mutation.rule and m.slots == mutation.slots), None)
         return same.wrong if same is not None else inputs
 
-    return flood_with(root, seed, leaf_name, record.order, transform)
+    return flood_with(record, root, seed, leaf_name, transform)
 
 
-def pairs_of(singles: list[Single]) -> list[tuple[Single, Single]]:
-    return [(a, b) for a, b in combinations(singles, 2) if a[0] is not b[0]]
+def pairs_of(chosen: list[Single], singles: list[Single], record: Flood) -> list[tuple[Single, Single]]:
+    """The likeliest slips paired, then one belief held at two sites: the same rule on the same
+    input of two nodes of the same op, which the first list may have crowded out."""
+    found = [(a, b) for a, b in combinations(chosen, 2) if a[0] is not b[0]]
+    if len(record.order) > MAX_GRAPH_NODES:
+        return found
+    seen = {(id(a[1]), id(b[1])) for a, b in found}
+    usable = [item for item in singles if not item[1].generic or item[1].rule in PAIRED_GENERIC]
+    twins = [(a, b) for a, b in combinations(usable, 2) if a[0] is not b[0] and _twins(a, b)
+             and (id(a[1]), id(b[1])) not in seen]
+    return found + twins[:MAX_TWINS]
+
+
+def _twins(a: Single, b: Single) -> bool:
+    return type(a[0]).__name__ == type(b[0]).__name__ and a[1].rule == b[1].rule and a[1].slots == b[1].slots
 
 
 def below(record: Flood) -> dict[int, set[int]]:

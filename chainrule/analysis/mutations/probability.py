@@ -31,10 +31,13 @@ def softmax_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutat
         right = f"1 - softmax({u})"
         lesson = (f"d log_softmax({u})/d{wrapped(u)} = 1 - softmax({u}): the normaliser's gradient is "
                   f"softmax({u}), not 1 or exp({u})")
+        s = c.node._saved_result.exp()
         return [], _kept(
             _mutation(c, 0, "log_softmax_no_normaliser", "1 (the normaliser forgotten)", right, lesson, g),
             _mutation(c, 0, "log_softmax_exp", f"1 - exp({u})", right, lesson,
-                      g - z.exp() * g.sum(dim, keepdim=True)) if z is not None else None)
+                      g - z.exp() * g.sum(dim, keepdim=True)) if z is not None else None,
+            _mutation(c, 0, "log_softmax_normaliser_only", f"-softmax({u}) alone (the 1 forgotten: grad's own "
+                      "term, the -1 at the target of a loss)", right, lesson, -s * g.sum(dim, keepdim=True)))
     z = c.node._saved_self
     keep = bool(c.node._saved_keepdim)
     expanded = g if keep else g.unsqueeze(dim) if g.dim() < z.dim() else g
@@ -93,3 +96,26 @@ def loss_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation
 
 def op_label(c: NodeContext) -> str:
     return op_name(type(c.node).__name__)
+
+
+def logits_loss_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
+    """binary_cross_entropy_with_logits: d/dz = σ(z) - y per element (over N for the mean)."""
+    z, y = c.node._saved_self, c.node._saved_target
+    if c.right[0] is None or z is None or y is None or c.node._saved_weight is not None \
+            or c.node._saved_pos_weight is not None:
+        return [], []
+    reduction = int(c.node._saved_reduction)
+    count = z.numel() if reduction == 1 else 1
+    p, t = c.labels[0], c.labels[1] if len(c.labels) > 1 else "the target"
+    over = f"/{count}" if count > 1 else ""
+    right = f"(σ({p}) - {t}){over}"
+    lesson = ("binary cross-entropy on logits: d/dz [-y·ln σ(z) - (1 - y)·ln(1 - σ(z))] = σ(z) - y, the sigmoid's "
+              "own derivative already cancelled" + (f", and the mean divides by N = {count}" if count > 1 else ""))
+    g, s = c.grad, torch.sigmoid(z)
+    return [], _kept(
+        _mutation(c, 0, "logits_no_sigmoid", f"({p} - {t}){over} (the sigmoid left out)", right, lesson,
+                  g * (z - y) / count),
+        _mutation(c, 0, "logits_sigmoid_again", f"(σ({p}) - {t})·σ′({p}){over} (σ′ applied again)", right, lesson,
+                  g * (s - y) * s * (1 - s) / count),
+        _mutation(c, 0, "loss_no_normaliser", f"σ({p}) - {t}", right, lesson, g * (s - y)) if count > 1 else None,
+    )

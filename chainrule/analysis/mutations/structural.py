@@ -10,8 +10,23 @@ import torch
 
 from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
+from chainrule.analysis.mutations.convolution import conv_mutations
+from chainrule.analysis.mutations.linear_algebra import det_mutations, inverse_mutations, trace_mutations
 from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
-from chainrule.analysis.mutations.probability import loss_mutations, softmax_mutations
+from chainrule.analysis.mutations.normalisation import norm_mutations, vector_norm_mutations
+from chainrule.analysis.mutations.probability import logits_loss_mutations, loss_mutations, softmax_mutations
+from chainrule.analysis.mutations.robust_losses import robust_loss_mutations
+from chainrule.analysis.mutations.scans import cumprod_mutations, cumsum_mutations
+from chainrule.analysis.mutations.selection import (
+    embedding_mutations,
+    gather_mutations,
+    index_mutations,
+    index_select_mutations,
+    max_along_mutations,
+    max_pool_mutations,
+    repeat_mutations,
+)
+from chainrule.analysis.mutations.statistics import prod_mutations, std_mutations, var_mutations
 from chainrule.op_names import op_name
 from chainrule.values import ordinal
 
@@ -29,7 +44,8 @@ def _mean(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         return [], []
     count = real.numel() // max(c.grad.numel(), 1)
     right = RightDerivative(0, f"1/N = 1/{count}", torch.tensor(1 / count))
-    return [right], _kept(_mutation(c, 0, "mean_normaliser", "1", f"1/{count}", MEAN, real * count))
+    return [right], _kept(_mutation(c, 0, "mean_normaliser", "1", f"1/{count}", MEAN, real * count),
+                          _over_everything(c, real, real.numel()))
 
 
 def _sum(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
@@ -38,7 +54,21 @@ def _sum(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
         return [], []
     count = real.numel() // max(c.grad.numel(), 1)
     right = RightDerivative(0, "1", torch.tensor(1.0))
-    return [right], _kept(_mutation(c, 0, "sum_as_mean", f"1/{count}", "1", SUM, real / count))
+    return [right], _kept(_mutation(c, 0, "sum_as_mean", f"1/{count}", "1", SUM, real / count),
+                          _over_everything(c, real, 1))
+
+
+def _over_everything(c: NodeContext, real: torch.Tensor, count: int) -> Mutation | None:
+    """A reduction along one dim read as over every entry: each entry gets a share of the whole gradient."""
+    if c.grad.numel() <= 1:
+        return None
+    name = op_name(type(c.node).__name__)
+    share = f"the sum of the whole gradient{f' over {count}' if count > 1 else ''}, for every entry"
+    lesson = (f"{name} along a dimension reduces each slice on its own: an entry's gradient comes from its own "
+              "slice's result only, not from every result")
+    right = "its own slice's gradient" + (f" over N = {real.numel() // c.grad.numel()}" if count > 1 else "")
+    return _mutation(c, 0, "reduced_over_everything", share, right, lesson,
+                     torch.full_like(real, float(c.grad.sum()) / count))
 
 
 def _expand(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
@@ -68,7 +98,7 @@ def _broadcast(c: NodeContext) -> list[Mutation]:
         item = _mutation(c, slot, "broadcast_averaged", _rows("the mean", count), _rows("the sum", count),
                          BROADCAST, real / count)
         found.extend(_kept(item))
-        if type(c.node).__name__ in ("AddBackward0", "SubBackward0") and c.grad.dim() > real.dim():
+        if type(c.node).__name__ in ("AddBackward0", "SubBackward0", "AddmmBackward0") and c.grad.dim() > real.dim():
             sign = -1.0 if slot == 1 and type(c.node).__name__ == "SubBackward0" else 1.0
             one_row = sign * c.grad.reshape(-1, *real.shape)[0] if c.grad.numel() % real.numel() == 0 else real
             found.extend(_kept(_mutation(c, slot, "broadcast_one_row", "the gradient of the first row only",
@@ -76,19 +106,25 @@ def _broadcast(c: NodeContext) -> list[Mutation]:
     return found
 
 
-def _matrix(c: NodeContext, a: torch.Tensor, b: torch.Tensor, slots: tuple[int, int],
+def _matrix(c: NodeContext, a: torch.Tensor | None, b: torch.Tensor | None, slots: tuple[int, int],
             labels: tuple[str, str]) -> list[Mutation]:
+    """a's wrong gradients need only b, and b's only a: an operand autograd did not save is no obstacle."""
     g, la, lb = c.grad, labels[0], labels[1]
-    candidates: list[tuple[int, str, str, str, torch.Tensor | None]] = [
-        (slots[0], "matmul_no_transpose", f"grad @ {lb}", f"grad @ {lb}ᵀ", _maybe(lambda: g @ b)),
-        (slots[0], "matmul_wrong_side", f"{lb}ᵀ @ grad", f"grad @ {lb}ᵀ", _maybe(lambda: b.mT @ g)),
-        (slots[0], "matmul_operand_one", "grad @ 1ᵀ (the other operand taken as 1)", f"grad @ {lb}ᵀ",
-         _maybe(lambda: g @ torch.ones_like(b).mT)),
-        (slots[1], "matmul_no_transpose", f"{la} @ grad", f"{la}ᵀ @ grad", _maybe(lambda: a @ g)),
-        (slots[1], "matmul_wrong_side", f"grad @ {la}ᵀ", f"{la}ᵀ @ grad", _maybe(lambda: g @ a.mT)),
-        (slots[1], "matmul_operand_one", "1ᵀ @ grad (the other operand taken as 1)", f"{la}ᵀ @ grad",
-         _maybe(lambda: torch.ones_like(a).mT @ g)),
-    ]
+    candidates: list[tuple[int, str, str, str, torch.Tensor | None]] = []
+    if b is not None:
+        candidates += [
+            (slots[0], "matmul_no_transpose", f"grad @ {lb}", f"grad @ {lb}ᵀ", _maybe(lambda: g @ b)),
+            (slots[0], "matmul_wrong_side", f"{lb}ᵀ @ grad", f"grad @ {lb}ᵀ", _maybe(lambda: b.mT @ g)),
+            (slots[0], "matmul_operand_one", "grad @ 1ᵀ (the other operand taken as 1)", f"grad @ {lb}ᵀ",
+             _maybe(lambda: g @ torch.ones_like(b).mT)),
+        ]
+    if a is not None:
+        candidates += [
+            (slots[1], "matmul_no_transpose", f"{la} @ grad", f"{la}ᵀ @ grad", _maybe(lambda: a @ g)),
+            (slots[1], "matmul_wrong_side", f"grad @ {la}ᵀ", f"{la}ᵀ @ grad", _maybe(lambda: g @ a.mT)),
+            (slots[1], "matmul_operand_one", "1ᵀ @ grad (the other operand taken as 1)", f"{la}ᵀ @ grad",
+             _maybe(lambda: torch.ones_like(a).mT @ g)),
+        ]
     found: list[Mutation] = []
     for slot, rule, used, right, wrong in candidates:
         if wrong is not None and slot < len(c.right) and c.right[slot] is not None \
@@ -107,8 +143,6 @@ def _maybe(compute: Callable[[], torch.Tensor]) -> torch.Tensor | None:
 def _mm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     a = c.node._saved_self if c.node._saved_self is not None else c.value_of(0)
     b = c.node._saved_mat2 if c.node._saved_mat2 is not None else c.value_of(1)
-    if a is None or b is None:
-        return [], []
     return [], _matrix(c, a, b, (0, 1), (c.labels[0], c.labels[1]))
 
 
@@ -135,16 +169,12 @@ def _mv(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
 
 
 def _bmm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    a, b = c.node._saved_self, c.node._saved_mat2
-    return ([], _matrix(c, a, b, (0, 1), (c.labels[0], c.labels[1]))) if a is not None and b is not None else ([], [])
+    return [], _matrix(c, c.node._saved_self, c.node._saved_mat2, (0, 1), (c.labels[0], c.labels[1]))
 
 
 def _addmm(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     a, b = c.node._saved_mat1, c.node._saved_mat2
-    mutations = _broadcast(c)
-    if a is not None and b is not None:
-        mutations += _matrix(c, a, b, (1, 2), (c.labels[1], c.labels[2]))
-    return [], mutations
+    return [], _broadcast(c) + _matrix(c, a, b, (1, 2), (c.labels[1], c.labels[2]))
 
 
 def _same_operand(c: NodeContext) -> list[Mutation]:
@@ -190,15 +220,6 @@ def _transposed_back(c: NodeContext) -> tuple[list[RightDerivative], list[Mutati
     return [], _kept(_mutation(c, 0, "transpose_not_undone", "grad as it is", "gradᵀ", lesson, c.grad))
 
 
-def _indexing(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
-    lesson = "indexing passes the gradient only to the entries it picked; the others get 0"
-    real = c.right[0]
-    if real is None or c.grad.numel() != 1:
-        return [], []
-    return [], _kept(_mutation(c, 0, "index_everywhere", "the gradient at every entry", "only at the picked entry",
-                               lesson, torch.ones_like(real) * c.grad.reshape(())))
-
-
 def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     lesson = (f"{op_name(type(c.node).__name__)} passes the whole gradient to the entry that wins (the others "
               "get 0), not a share to each")
@@ -206,7 +227,13 @@ def _max_reduced(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]
     if real is None or c.grad.numel() != 1:
         return [], []
     g = c.grad.reshape(())
-    return [], _kept(_mutation(c, 0, "max_shared", f"1/{real.numel()} to every entry", "1 at the winner", lesson,
+    x = c.node._saved_self
+    loser = torch.zeros_like(real).reshape(-1)
+    if x is not None and x.numel() == real.numel():
+        loser[int(x.argmin() if type(c.node).__name__ == "MaxBackward1" else x.argmax())] = g
+    return [], _kept(_mutation(c, 0, "max_to_loser", "1 at the entry that loses (the others 0)", "1 at the winner",
+                               lesson, loser.reshape(real.shape)) if x is not None else None,
+                     _mutation(c, 0, "max_shared", f"1/{real.numel()} to every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real) / real.numel()),
                      _mutation(c, 0, "max_everywhere", "1 at every entry", "1 at the winner", lesson,
                                g * torch.ones_like(real)))
@@ -242,9 +269,20 @@ STRUCTURAL: dict[str, Rule] = {
     "MseLossBackward0": loss_mutations, "NllLossBackward0": loss_mutations,
     "BinaryCrossEntropyBackward0": loss_mutations, "L1LossBackward0": loss_mutations,
     "PermuteBackward0": _transposed_back, "TBackward0": _transposed_back,
-    "TransposeBackward0": _transposed_back, "SelectBackward0": _indexing, "IndexBackward0": _indexing,
+    "TransposeBackward0": _transposed_back, "SelectBackward0": index_mutations, "IndexBackward0": index_mutations,
     "CatBackward0": _joined, "StackBackward0": _joined, "MaxBackward1": _max_reduced, "MinBackward1": _max_reduced,
     "ViewBackward0": _view, "ReshapeAliasBackward0": _view, "UnsafeViewBackward0": _view,
+    "CumsumBackward0": cumsum_mutations, "CumprodBackward0": cumprod_mutations, "GatherBackward0": gather_mutations,
+    "MaxBackward0": max_along_mutations, "MinBackward0": max_along_mutations,
+    "MaxPool2DWithIndicesBackward0": max_pool_mutations, "NativeLayerNormBackward0": norm_mutations,
+    "LinalgVectorNormBackward0": vector_norm_mutations, "HuberLossBackward0": robust_loss_mutations,
+    "SmoothL1LossBackward0": robust_loss_mutations, "NativeBatchNormBackward0": norm_mutations,
+    "EmbeddingBackward0": embedding_mutations, "IndexSelectBackward0": index_select_mutations,
+    "RepeatBackward0": repeat_mutations, "VarBackward0": var_mutations, "StdBackward0": std_mutations,
+    "ProdBackward0": prod_mutations, "ProdBackward1": prod_mutations,
+    "BinaryCrossEntropyWithLogitsBackward0": logits_loss_mutations, "ConvolutionBackward0": conv_mutations,
+    "LinalgDetBackward0": det_mutations, "LinalgInvExBackward0": inverse_mutations, "TraceBackward0": trace_mutations,
+    "AmaxBackward0": max_along_mutations, "AminBackward0": max_along_mutations,
 }
 BINARY_ELEMENTWISE = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0"})
 
