@@ -60,9 +60,12 @@ def _child(work: Callable[[], dict[str, Any]], write: int) -> None:
         os.setpgid(0, 0)
     with contextlib.suppress(OSError):
         os.close(RESULT_FD)
-    guest = __import__("sys").modules.get("sandbox_guest")
+    modules = __import__("sys").modules
+    guest = modules.get("sandbox_guest")
     if guest is not None:
         guest._state.update(result_fd=-1, emitted=True)
+    if "torch" in modules:  # OpenMP's thread pool does not survive fork(): a parallel op in the child
+        modules["torch"].set_num_threads(1)  # of a parent that used it waits forever (torch.zeros(100_000))
     try:
         payload = json.dumps(work()).encode()
     except BaseException:  # noqa: BLE001 - an unserialisable record is a failed run

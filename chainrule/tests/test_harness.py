@@ -151,3 +151,17 @@ def test_the_job_source_runs_under_the_sandbox_guest_runner(tmp_path: Path) -> N
     assert all("trace" in point for point in here["points"]) == (job["mode"] == "program")
     untraced = {**here, "points": [{k: v for k, v in point.items() if k != "trace"} for point in here["points"]]}
     assert json.loads(done.stdout) == untraced
+
+
+def test_a_parent_that_used_torch_threads_does_not_hang_its_child() -> None:
+    """OpenMP's pool does not survive fork(): a process that ran a parallel op (a test session, a CLI
+    run) used to hang for ever in the child on the student's first big tensor."""
+    script = ("import torch\ntorch.set_num_threads(2)\ntorch.ones(4_000_000).mul_(2).sum()\n"
+              "from chainrule.code.harness import run_harness\n"
+              "from chainrule.tests.test_harness import function_job\n"
+              "job = function_job('def grad_z(x, y):\\n    return torch.zeros(200_000).sum() + y + 2*x, x\\n')\n"
+              "print(run_harness(job)['points'][0]['values'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert "7.0" in done.stdout
