@@ -105,3 +105,12 @@ def ordinal(number: int) -> str:
         return ORDINAL_WORDS[number - 1]
     suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
     return f"{number}{suffix}"
+
+
+def is_number_text(text: str) -> bool:
+    """`3`, `-0.5`, `1e-3`: text that is a number as written (a label that needs no `= value`)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chainrule.values import Shape, format_value
+from chainrule.values import Shape, format_value, is_number_text
 
 KIND_SUMMARY = {
     "missing_path": "leaving out a path",
@@ -62,18 +62,10 @@ def with_value(formula: object, value: object) -> str:
     """`2·x = 4` (the formula, then its value where the student's numbers are few); a bare
     number stays as it is, even where it stands for every entry of a vector."""
     text = str(formula) if formula is not None else "?"
-    if not isinstance(value, (int, float, list)) or isinstance(value, bool) or _is_number(text):
+    if not isinstance(value, (int, float, list)) or isinstance(value, bool) or is_number_text(text):
         return text
     number = format_value(value)
     return text if text == number else f"{text} = {number}"
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def times_text(times: object) -> str:

@@ -11,7 +11,7 @@ import torch
 
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.op_names import op_name
-from chainrule.values import format_number, format_value
+from chainrule.values import format_number, format_value, is_number_text
 
 MAX_DEPTH = 3
 MAX_CHARS = 24
@@ -159,21 +159,13 @@ def _with_scalar(name: str, operand: str, node: Any, catalog: NodeCatalog) -> st
 
 def _binary(name: str, left: str, right: str, node: Any) -> str:
     if name == "mul" and node.next_functions[1][0] is None and node.next_functions[0][0] is not None \
-            and _is_number(right):
+            and is_number_text(right):
         return f"{right}·{wrapped(left)}"  # 3 * x and x * 3 both read 3·x
     if name in ("mul", "div"):
         left, right = wrapped(left), wrapped(right)
     elif name == "sub":
         right = wrapped(right) if " + " in right or " - " in right else right
     return f"{left}{SIGNS[name]}{right}"
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
