@@ -6,6 +6,7 @@ computed here from the student's belief, by hand, on graphs unlike the corpus's.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -13,6 +14,16 @@ import torch.nn.functional as F  # noqa: N812 - the conventional alias
 
 from chainrule import Diagnosis
 from chainrule.tests.program_diagnosis import diagnose
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> Iterator[None]:
+    """Torch single-threaded, as in the sandbox: a convolution or a batch norm would otherwise start an
+    OpenMP team in the test process, and a later test that forks it (the code harness) would hang."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def told(diagnosis: Diagnosis) -> tuple[str, list[str] | None, str | None]:
