@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 pytestmark = pytest.mark.django_db
 CORPUS = Path(__file__).parent / "corpus"
@@ -131,7 +131,10 @@ def load_and_grade(django_db_blocker: Any, assignments: Path, cases_folder: Path
     with django_db_blocker.unblock():
         started = time.perf_counter()
         LOADER_OUTPUT.append(load_output := io.StringIO())
-        call_command("load_assignments", str(assignments), stdout=load_output)
+        try:
+            call_command("load_assignments", str(assignments), stdout=load_output, stderr=load_output)
+        except CommandError as exc:
+            raise CommandError(f"{exc}\n{load_output.getvalue()}") from None
         loaded = time.perf_counter()
         grade_rounds(cases)
     print(f"\n{assignments.parent.name}: loaded in {loaded - started:.1f} s, {len(cases)} answers graded in "

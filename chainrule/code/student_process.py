@@ -64,8 +64,9 @@ def _child(work: Callable[[], dict[str, Any]], write: int) -> None:
     guest = modules.get("sandbox_guest")
     if guest is not None:
         guest._state.update(result_fd=-1, emitted=True)
-    if "torch" in modules:  # OpenMP's thread pool does not survive fork(): a parallel op in the child
-        modules["torch"].set_num_threads(1)  # of a parent that used it waits forever (torch.zeros(100_000))
+    torch = modules.get("torch")  # None where imports of torch are refused (by-hand parts)
+    if hasattr(torch, "set_num_threads"):  # OpenMP's pool does not survive fork(): a parallel op in the child
+        torch.set_num_threads(1)  # of a parent that used it waited for ever (torch.zeros(100_000))
     try:
         payload = json.dumps(work()).encode()
     except BaseException:  # noqa: BLE001 - an unserialisable record is a failed run
