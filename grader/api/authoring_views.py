@@ -4,7 +4,6 @@ the course 403. Vetting runs the reference, so publishing is an authoring job a 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -29,6 +28,7 @@ from grader.api.authoring_serializers import (
 from grader.api.parsers import BoundedJSONParser
 from grader.api.serializers import DetailSerializer, ErrorsSerializer
 from grader.api.staff_views import STAFF_ONLY
+from grader.api.waiting import row_waited
 
 BAD_TOML = {400: OpenApiResponse(ErrorsSerializer, description="field → problem, nothing written")}
 
@@ -96,13 +96,8 @@ class AuthoredDetail(APIView):
 
 
 def _waited(job: AuthoringJob, seconds: float) -> AuthoringJob:
-    """Polls the row while a worker vets, at most `seconds` (the body caps it at 20)."""
-    deadline = time.monotonic() + seconds
-    job.refresh_from_db()
-    while job.status in PENDING and time.monotonic() < deadline:
-        time.sleep(0.1)
-        job.refresh_from_db()
-    return job
+    """The job once a worker has vetted it, or as it stands after `seconds` (the body caps it at 20)."""
+    return row_waited(job, busy=PENDING, seconds=seconds, interval=0.1)
 
 
 def _job_response(job: AuthoringJob) -> Response:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -34,6 +33,7 @@ from grader.api.staff_serializers import (
     RegradeSerializer,
     StaffSubmissionSerializer,
 )
+from grader.api.waiting import row_waited
 
 STAFF_ONLY = {403: OpenApiResponse(DetailSerializer, description="A student of the course"),
               404: OpenApiResponse(DetailSerializer, description="Not a course you are staff of")}
@@ -115,20 +115,16 @@ class Analytics(APIView):
 
 
 def _waited(regrade: Regrade, seconds: float) -> Regrade:
-    """Polls the row while the queue works, at most `seconds` (bounded: the body caps it at 20)."""
-    deadline = time.monotonic() + seconds
-    busy = (Regrade.Status.PREVIEWING, Regrade.Status.APPLYING)
-    while regrade.status in busy and time.monotonic() < deadline:
-        time.sleep(0.2)
-        regrade.refresh_from_db()
-    return regrade
+    """The regrade once the worker is done, or as it stands after `seconds` (the body caps it at 20)."""
+    return row_waited(regrade, busy=(Regrade.Status.PREVIEWING, Regrade.Status.APPLYING), seconds=seconds,
+                      interval=0.2)
 
 
 class RegradeCollection(APIView):
     @extend_schema(request=RegradeRequestSerializer,
                    responses={200: RegradeSerializer, 202: RegradeSerializer, 400: DetailSerializer, **STAFF_ONLY},
                    summary="Preview a regrade (dry_run true) or apply a finished preview (dry_run false)",
-                   description="Both run in the grading queue: 202 while it works (poll the regrade's URL, or "
+                   description="Both run on the maintenance lane: 202 while it works (poll the regrade's URL, or "
                                "give `wait`), 200 once done. Instructors only.")
     def post(self, request: Request, slug: str) -> Response:
         assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
