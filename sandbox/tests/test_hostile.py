@@ -226,6 +226,8 @@ def test_a_job_whose_client_hangs_up_is_killed(contained: Server) -> None:
     deadline = time.monotonic() + 5
     while contained.processes_with_seat_uids() and time.monotonic() < deadline:
         time.sleep(0.02)
+    while "client gone" not in contained.log() and time.monotonic() < deadline:  # logged once the job is reaped
+        time.sleep(0.02)
     assert "client gone" in contained.log()
 
 
