@@ -204,8 +204,8 @@ class Stack:
         self.start_sandbox()
         for lane in lanes:
             self.start_worker(lane)
-        web = self._spawn("web", [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{self.port}",
-                                  "-w", "2", "--threads", "4", "--log-level", "warning"])
+        web = self._spawn("web", [sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.py",
+                                  "-b", f"127.0.0.1:{self.port}", "--log-level", "warning"])
         wait_until(lambda: port_open(self.port), "web server", 90, web)
         threading.Thread(target=self._supervise, daemon=True).start()
         time.sleep(3)  # the workers import torch; submissions made meanwhile simply wait on the queue

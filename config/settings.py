@@ -141,6 +141,9 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Workers keep their database connection across tasks (Celery's fixup would open one per task,
+# a new PostgreSQL backend each time); config/celery_app.py closes broken or old ones between tasks.
+CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000)
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "grading")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300)}
 
@@ -156,6 +159,9 @@ GRADER_CATALOG_DIR = BASE_DIR / "assignments" / "catalog"
 GRADER_SWEEP_QUEUED_AFTER = envint("GRADER_SWEEP_QUEUED_AFTER", 30)
 GRADER_SWEEP_RUNNING_AFTER = envint("GRADER_SWEEP_RUNNING_AFTER", 150)
 GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
+# Requests that may wait for grading at once per web process (the API's `?wait=`, the page's poll);
+# each holds a server thread, so keep it below the threads (config/gunicorn.py sets it from them).
+GRADER_WAIT_SLOTS = envint("GRADER_WAIT_SLOTS", 4)
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student a minute, all assignments; 0: none
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0),

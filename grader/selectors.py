@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Membership
@@ -26,6 +26,7 @@ from grader.policy import (
     StudentPolicy,
     attempts_left,
     expected_revealed,
+    extension_of,
     extra_attempts,
     is_opened,
     student_policy,
@@ -153,18 +154,26 @@ def is_instructor(*, user: User, assignment: Assignment) -> bool:
 
 
 def answers_revealed(*, user: User, assignment: Assignment) -> bool:
-    """The reveal policy for this student now (their own dates, extension and attempts)."""
-    used = Submission.objects.filter(student_id=user.pk, assignment=assignment, attempt__isnull=False).count()
-    left = attempts_left(assignment=assignment, used=used,
-                         extra=extra_attempts(assignment=assignment, student_id=user.pk))
-    policy = student_policy(assignment=assignment, student_id=user.pk)
+    """The reveal policy for this student now (their own dates, extension and attempts). Reads only
+    what the assignment's `reveal` needs: nothing for "never", the attempts only for "after_attempts"."""
+    if assignment.reveal == Assignment.Reveal.NEVER:
+        return False
+    extension = extension_of(assignment=assignment, student_id=user.pk)
+    left = None
+    if assignment.reveal == Assignment.Reveal.AFTER_ATTEMPTS:
+        used = Submission.objects.filter(student_id=user.pk, assignment=assignment, attempt__isnull=False).count()
+        left = attempts_left(assignment=assignment, used=used,
+                             extra=extra_attempts(assignment=assignment, student_id=user.pk, extension=extension))
+    policy = student_policy(assignment=assignment, student_id=user.pk, extension=extension)
     return expected_revealed(assignment=assignment, policy=policy, attempts_left=left)
 
 
-def expected_shown(*, user: User, submission: Submission) -> bool:
+def expected_shown(*, user: User, submission: Submission, staff: bool | None = None) -> bool:
     """Expected values in this submission's result: for the course's staff always, for the student
-    who made it once the reveal policy allows, for nobody else."""
-    if is_instructor(user=user, assignment=submission.assignment):
+    who made it once the reveal policy allows, for nobody else. `staff`: is_instructor, if known."""
+    if staff is None:
+        staff = is_instructor(user=user, assignment=submission.assignment)
+    if staff:
         return True
     return submission.student_id == user.pk and answers_revealed(user=user, assignment=submission.assignment)
 
@@ -178,10 +187,21 @@ def submissions_visible(*, user: User) -> QuerySet[Submission]:
 
 
 def submission_visible(*, user: User, submission_id: int) -> Submission | None:
-    """One's own submission by the short query (what every status poll asks), else through the staff rule."""
-    own = Submission.objects.select_related("assignment", "result", "student").filter(
+    """One's own submission by the short query (what every status poll asks), else through the staff rule.
+    The row carries `viewer_staff`: whether the user teaches its course (what is_instructor would say)."""
+    staff = Exists(Membership.objects.filter(user_id=user.pk, course_id=OuterRef("assignment__course_id"),
+                                             role__in=STAFF_ROLES))
+    own = Submission.objects.select_related("assignment", "result", "student").annotate(viewer_staff=staff).filter(
         id=submission_id, student_id=user.pk).first()
-    return own or submissions_visible(user=user).filter(id=submission_id).first()
+    return own or submissions_visible(user=user).annotate(viewer_staff=staff).filter(id=submission_id).first()
+
+
+def submission_state(*, submission_id: int) -> str | None:
+    """Just the status column, by the cheapest read there is (what a waiting request re-checks)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT status FROM {Submission._meta.db_table} WHERE id = %s", [submission_id])
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submission]:

@@ -15,17 +15,20 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 
 from assignments.answer_grading import Graded, answers_grade, wrong_highlight
 from assignments.answer_parsing import answers_parse
-from assignments.models import Assignment, Membership, Variant
+from assignments.models import Assignment, Extension, Membership, Variant
 from assignments.reference import ReferenceError
 from assignments.variants import params_for_student, variant_id_for, variant_ready
 from config.lanes import CODE, NUMERIC, queue_name
 from grader.fairness import held_release, lane_of, students_with_held
+from grader.finished import finished_announce
 from grader.models import Result, Submission
 from grader.policy import (
+    LOOKUP,
+    Known,
     PolicyError,
     RateLimited,
     _now,
@@ -34,7 +37,7 @@ from grader.policy import (
     extra_attempts,
     window_at,
 )
-from lti.scores import lti_score_publish_later
+from lti.scores import lms_user_exists, lti_score_publish_later
 
 log = logging.getLogger(__name__)
 MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an infrastructure error
@@ -163,11 +166,19 @@ def submission_grade(*, submission_id: int) -> None:
 
 def _grading_row(*, submission_id: int) -> Submission:
     """The submission with what grading reads, in two queries: its assignment (without the draft) and
-    parts, its variant without the analyses (parsed once per process, assignments/variants.py)."""
+    parts, its variant without the analyses (parsed once per process, assignments/variants.py), and
+    whether the student has an extension or came from an LMS (most have neither: no further query)."""
+    extension = Extension.objects.filter(assignment_id=OuterRef("assignment_id"), student_id=OuterRef("student_id"))
     return (Submission.objects.select_related("assignment", "variant")
             .defer("assignment__draft", "variant__analysis", "variant__point_analyses")
             .prefetch_related("assignment__parts")
+            .annotate(has_extension=Exists(extension), from_lms=lms_user_exists())
             .get(id=submission_id))
+
+
+def _extension_known(submission: Submission) -> Known:
+    """None when the grading row says the student has no extension; else read it."""
+    return None if getattr(submission, "has_extension", None) is False else LOOKUP
 
 
 def _graded(*, submission: Submission) -> tuple[Graded, Variant]:
@@ -191,7 +202,7 @@ def submission_regraded(*, submission: Submission) -> tuple[dict[str, Any], Vari
 def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
     """score (after the late factor), max_score, document and highlight of a Result."""
     window = window_at(assignment=submission.assignment, at=submission.created_at,
-                       student_id=submission.student_id)
+                       student_id=submission.student_id, extension=_extension_known(submission))
     document = {**graded.document, "late_factor": window.late_factor}
     highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
                            for key, diagnosis in graded.diagnoses.items()}}
@@ -210,7 +221,9 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
             [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],
             update_fields=list(fields))
         transaction.on_commit(lambda: lti_score_publish_later(  # the LMS gradebook (AGS)
-            submission_id=submission.id, student_id=submission.student_id))
+            submission_id=submission.id, student_id=submission.student_id,
+            lms_user=getattr(submission, "from_lms", None)))
+    finished_announce(submission_ids=[submission.id])
     _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
 
 
@@ -244,9 +257,9 @@ def _requeue_later(*, submission: Submission, token: uuid.UUID) -> None:
 
 def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:
     """Infrastructure failure: marked as such, and it costs the student no attempt."""
-    Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING).update(
-        status=Submission.Status.ERROR, error_reason=reason[:2000], attempt=None, graded_at=_now()
-    )
+    if Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING).update(
+            status=Submission.Status.ERROR, error_reason=reason[:2000], attempt=None, graded_at=_now()):
+        finished_announce(submission_ids=[submission_id])
 
 
 def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> list[int]:

@@ -3,12 +3,16 @@
 The clear key is shown once (`create_user --token`); the database and the admin hold its
 hash and an 8-character prefix to recognise it. Clients send `Authorization: Token <key>`.
 Failed token look-ups count as failed logins for django-axes (per client address), so
-guessing tokens is throttled like guessing passwords.
+guessing tokens is throttled like guessing passwords. A failure also marks its address in Redis
+for the cool-off: requests with a valid token skip django-axes' lockout query unless their
+address is marked (or Redis cannot say), so the common request costs no lockout query while a
+locked-out address stays locked out even for a valid token.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -23,6 +27,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
+log = logging.getLogger(__name__)
 KEYWORD = "Token"
 PREFIX_LENGTH = 8
 AXES_USERNAME = "api-token"  # the "user name" failed token look-ups are counted under, per address
@@ -80,6 +85,37 @@ def token_user(*, key: str) -> AbstractBaseUser | None:
     return token.user
 
 
+def _failure_key(request: Any) -> str:
+    from axes.helpers import get_client_ip_address
+
+    return f"grader:token-failures:{get_client_ip_address(request)}"
+
+
+def _failure_mark(request: Any) -> None:
+    """This address failed a token look-up: its valid tokens are checked against the lockout for
+    the cool-off (plus a minute), or for 30 days when lockouts never cool off."""
+    from axes.helpers import get_cool_off
+
+    from grader.metrics import _redis
+
+    cool_off = get_cool_off(request)
+    seconds = int(cool_off.total_seconds()) + 60 if cool_off else 30 * 86400
+    try:
+        _redis().set(_failure_key(request), 1, ex=seconds)
+    except Exception:
+        log.warning("could not mark a failed token address", exc_info=True)
+
+
+def _maybe_locked(request: Any) -> bool:
+    """Whether django-axes must be asked: the address failed recently, or Redis cannot tell."""
+    from grader.metrics import _redis
+
+    try:
+        return bool(_redis().exists(_failure_key(request)))
+    except Exception:
+        return True
+
+
 class ExpiringTokenAuthentication(BaseAuthentication):
     """`Authorization: Token <key>` against hashed, expiring, revocable keys, throttled by django-axes."""
 
@@ -93,14 +129,16 @@ class ExpiringTokenAuthentication(BaseAuthentication):
 
         django_request = request._request
         credentials: dict[str, Any] = {"username": AXES_USERNAME}
-        if not AxesProxyHandler.is_allowed(django_request, credentials):
-            raise exceptions.Throttled(detail="Too many failed token attempts from this address; try again later.")
         try:
             key = words[1].decode()
         except UnicodeDecodeError:
             key = ""
         user = token_user(key=key)
+        if (user is None or _maybe_locked(django_request)) and not AxesProxyHandler.is_allowed(django_request,
+                                                                                               credentials):
+            raise exceptions.Throttled(detail="Too many failed token attempts from this address; try again later.")
         if user is None:
+            _failure_mark(django_request)
             user_login_failed.send(sender=__name__, credentials=credentials, request=django_request)
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
         return user, None

@@ -18,6 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from assignments.answer_parsing import AnswerErrors
+from grader.finished import submission_waited
 from grader.forms import ACCEPTED_FORMATS, AnswerForm
 from grader.models import Submission
 from grader.policy import PolicyError
@@ -37,6 +38,7 @@ from grader.selectors import (
 from grader.services import submission_create
 
 HISTORY_LIMIT = 200
+PAGE_WAIT_S = 5.0  # a status poll waits this long for grading before answering "still pending"
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -58,8 +60,10 @@ def _submission_or_404(request: HttpRequest, pk: int) -> Submission:
 
 
 def _status_context(request: HttpRequest, submission: Submission) -> dict[str, Any]:
-    staff = is_instructor(user=request.user, assignment=submission.assignment)
-    shown = staff or expected_shown(user=request.user, submission=submission)
+    staff = getattr(submission, "viewer_staff", None)
+    if staff is None:
+        staff = is_instructor(user=request.user, assignment=submission.assignment)
+    shown = expected_shown(user=request.user, submission=submission, staff=staff)
     return {
         "submission": submission,
         "pending": submission.status in (Submission.Status.QUEUED, Submission.Status.RUNNING),
@@ -137,8 +141,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
-    """The small fragment the page polls until the submission is graded."""
+    """The small fragment the page polls until the submission is graded. The request itself waits
+    for grading (up to PAGE_WAIT_S), so the page shows the result the moment the worker has it."""
     submission = _submission_or_404(request, pk)
+    pending = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+    if submission.status in pending and submission_waited(submission_id=pk, seconds=PAGE_WAIT_S):
+        submission = _submission_or_404(request, pk)
     context = _status_context(request, submission)
     polled_from = urlparse(request.headers.get("HX-Current-URL", "")).path
     if not context["pending"] and polled_from == reverse("assignment", args=[submission.assignment.slug]):

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from lti_tool.models import LtiUser
 
@@ -24,13 +25,19 @@ log = logging.getLogger(__name__)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 
-def lti_score_publish_later(*, submission_id: int, student_id: int) -> None:
+def lms_user_exists() -> Exists:
+    """For a query over submissions: whether the submission's student ever arrived from an LMS."""
+    return Exists(LtiUser.objects.filter(auth_user_id=OuterRef("student_id")))
+
+
+def lti_score_publish_later(*, submission_id: int, student_id: int, lms_user: bool | None = None) -> None:
     """Queue the student's counted score for every LMS link of the assignment. Never raises.
 
     A student who never arrived from an LMS has nothing to publish: one cheap query, no transaction
-    (the common case, run after every graded submission)."""
+    (the common case, run after every graded submission), or none when the caller read `lms_user`
+    (`lms_user_exists`) with the submission."""
     try:
-        if not LtiUser.objects.filter(auth_user_id=student_id).exists():
+        if lms_user is False or not (lms_user or LtiUser.objects.filter(auth_user_id=student_id).exists()):
             return
         for delivery_id in score_deliveries_update(submission_id=submission_id):
             _enqueue(delivery_id)

@@ -58,4 +58,4 @@ cat <<MSG
 
 MSG
 printf '%s\n' "${pids[@]}" >run/services.pids
-.venv/bin/gunicorn config.wsgi -b "127.0.0.1:$port" -w "${WEB_WORKERS:-2}" --access-logfile - 2>&1 | tee -a run/web.log
+.venv/bin/gunicorn config.wsgi -c config/gunicorn.py -b "127.0.0.1:$port" --access-logfile - 2>&1 | tee -a run/web.log

@@ -17,4 +17,5 @@ case "$status" in
   1) echo "web: load_assignments exited 1: files kept as drafts (above) wait to be published from /staff/; starting anyway" >&2 ;;
   *) echo "web: load_assignments exited $status: files refused or not loaded (the error: lines above); starting with the catalog the database holds" >&2 ;;
 esac
-exec "$PYTHON" -m gunicorn config.wsgi -b "${BIND:-0.0.0.0:8000}" -w "${WEB_WORKERS:-4}"
+export WEB_WORKERS="${WEB_WORKERS:-4}"
+exec "$PYTHON" -m gunicorn config.wsgi -c config/gunicorn.py -b "${BIND:-0.0.0.0:8000}"

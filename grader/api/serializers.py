@@ -11,6 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from grader.finished import MAX_WAIT_S
 from grader.forms import MAX_CODE
 from grader.models import Submission
 from grader.selectors import AssignmentRow, result_document, submission_error
@@ -84,6 +85,9 @@ class SubmissionCreateSerializer(serializers.Serializer):
     code = serializers.DictField(child=serializers.CharField(max_length=MAX_CODE, trim_whitespace=False,
                                                              allow_blank=True),
                                  required=False, default=dict, help_text="Part key → Python source")
+    wait = serializers.FloatField(min_value=0, max_value=MAX_WAIT_S, default=0,
+                                  help_text="Seconds (at most 20) to wait for grading: the graded submission "
+                                            "(200) if it finishes within them, else 202 as without it")
 
     def validate_answers(self, answers: dict[str, Any]) -> dict[str, Any]:
         if len(answers) > MAX_PARTS:

@@ -27,6 +27,7 @@ from grader.api.serializers import (
     SubmissionSerializer,
 )
 from grader.api.staff_views import STAFF_FILTERS, staff_submissions
+from grader.finished import MAX_WAIT_S, submission_waited
 from grader.models import Submission
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
@@ -45,6 +46,7 @@ from grader.selectors import (
 from grader.services import submission_create
 
 HISTORY_LIMIT = 200
+FINISHED = (Submission.Status.GRADED, Submission.Status.ERROR)
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
 
@@ -124,16 +126,48 @@ class SubmissionCollection(APIView):
         except PolicyError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         location = request.build_absolute_uri(reverse("api-submission", args=[submission.id]))
+        wait = body.validated_data["wait"]
+        if wait and submission_waited(submission_id=submission.id, seconds=wait):
+            graded = submission_visible(user=request.user, submission_id=submission.id)
+            if graded is not None and graded.status in FINISHED:
+                return _submission_response(request, graded, headers={"Location": location})
         return Response({"id": submission.id, "status": submission.status}, status=status.HTTP_202_ACCEPTED,
                         headers={"Location": location})
 
 
+def _submission_response(request: Request, submission: Submission, **kwargs: Any) -> Response:
+    """The submission as its viewer may see it. A pending one shows neither a result nor an error, so
+    a poll of it skips the policy checks; a finished one knows whether the viewer is staff from its row."""
+    staff = submission.status in FINISHED and getattr(submission, "viewer_staff", None)
+    if staff is None:
+        staff = is_instructor(user=request.user, assignment=submission.assignment)
+    context = {"request": request, "show_reason": staff,
+               "show_expected": submission.status in FINISHED and expected_shown(
+                   user=request.user, submission=submission, staff=staff)}
+    return Response(SubmissionSerializer(submission, context=context).data, **kwargs)
+
+
 class SubmissionDetail(APIView):
-    @extend_schema(responses={200: SubmissionSerializer, 404: DetailSerializer})
+    @extend_schema(responses={200: SubmissionSerializer, 400: ErrorsSerializer, 404: DetailSerializer},
+                   parameters=[OpenApiParameter("wait", float, description=(
+                       "Seconds (at most 20) to wait while it is queued or running: the answer comes as soon "
+                       "as grading finishes, instead of one poll after another"))])
     def get(self, request: Request, pk: int) -> Response:
         submission = submission_visible(user=request.user, submission_id=pk)
         if submission is None:
             raise Http404("No such submission.")
+        wait = request.query_params.get("wait")
+        if wait is not None:
+            try:
+                seconds = float(wait)
+                if not 0 <= seconds <= MAX_WAIT_S:
+                    raise ValueError
+            except ValueError:
+                return Response({"errors": {"wait": f"Give a number of seconds from 0 to {MAX_WAIT_S:g}."}},
+                                status=status.HTTP_400_BAD_REQUEST)
+            if submission.status not in FINISHED and seconds and submission_waited(submission_id=pk, seconds=seconds):
+                submission = submission_visible(user=request.user, submission_id=pk) or submission
+        return _submission_response(request, submission)
         # A pending submission shows neither a result nor an error: polls skip the policy checks.
         finished = submission.status in (Submission.Status.GRADED, Submission.Status.ERROR)
         context = {"request": request,
