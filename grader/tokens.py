@@ -86,9 +86,12 @@ def token_user(*, key: str) -> AbstractBaseUser | None:
 
 
 def _failure_key(request: Any) -> str:
+    """Per deployment (its queue name, as the metrics keys) and client address."""
     from axes.helpers import get_client_ip_address
 
-    return f"grader:token-failures:{get_client_ip_address(request)}"
+    from config.celery_app import app
+
+    return f"grader:{app.conf.task_default_queue}:token-failures:{get_client_ip_address(request)}"
 
 
 def _failure_mark(request: Any) -> None:
