@@ -8,8 +8,9 @@ polls the row. Waiting costs no CPU while nothing happens, so one request can re
 of status polls a client would otherwise send.
 
 The number of waiting requests per process is capped (`GRADER_WAIT_SLOTS`): each holds a server
-thread, and at least the others must stay free for submissions. A request that finds no free
-slot is answered at once, as if it had not asked to wait.
+thread, and at least the others must stay free for submissions. So is each user's share of them
+(`PER_USER`), so one student's many tabs or scripted waits cannot take every slot. A request that
+finds no free slot is answered at once, as if it had not asked to wait.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from django.conf import settings
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 20.0  # what a client may ask for; callers clamp to it
 RECHECK_S = 1.0  # a waiter re-reads the row this often whatever the listener says
+PER_USER = 2  # waiting requests one user may hold in one process
 CHANNELS = "grader:*:finished"  # one channel per deployment (its queue name), as _channel() spells it
 
 _lock = threading.Lock()
@@ -34,6 +36,7 @@ _waiters: dict[int, list[threading.Event]] = defaultdict(list)
 _listener: threading.Thread | None = None
 _listening = threading.Event()  # set while the listener is subscribed
 _slots: threading.BoundedSemaphore | None = None
+_per_user: dict[Any, int] = defaultdict(int)
 
 
 def _channel() -> str:
@@ -116,9 +119,16 @@ def _slot_pool() -> threading.BoundedSemaphore:
 
 
 @contextmanager
-def _wait_slot() -> Iterator[bool]:
-    """A waiting slot if one is free (True), else False at once."""
+def _wait_slot(holder: Any) -> Iterator[bool]:
+    """A waiting slot if one is free and `holder` has fewer than PER_USER (True), else False at once."""
     if settings.GRADER_WAIT_SLOTS <= 0:
+        yield False
+        return
+    with _lock:
+        mine = _per_user[holder] < PER_USER
+        if mine:
+            _per_user[holder] += 1
+    if not mine:
         yield False
         return
     pool = _slot_pool()
@@ -128,16 +138,21 @@ def _wait_slot() -> Iterator[bool]:
     finally:
         if acquired:
             pool.release()
+        with _lock:
+            _per_user[holder] -= 1
+            if _per_user[holder] <= 0:
+                del _per_user[holder]
 
 
-def finished_wait(*, submission_id: int, seconds: float, is_finished: Callable[[], bool]) -> bool:
+def finished_wait(*, submission_id: int, seconds: float, is_finished: Callable[[], bool], holder: Any = None) -> bool:
     """Wait up to `seconds` (clamped to MAX_WAIT_S) until `is_finished()` is true. `is_finished` reads
     the row; it is called once before waiting, on every wake-up and every RECHECK_S. Returns its last
-    answer (also when no waiting slot was free, after one call)."""
+    answer (also when no waiting slot was free, after one call). `holder`: who waits (the user's id),
+    for the per-user cap."""
     seconds = min(max(seconds, 0.0), MAX_WAIT_S)
     if seconds <= 0:
         return is_finished()
-    with _wait_slot() as waiting:
+    with _wait_slot(holder) as waiting:
         if not waiting:
             return is_finished()
         _ensure_listener()
@@ -167,12 +182,12 @@ def _forget(submission_id: int, event: threading.Event) -> None:
                 del _waiters[submission_id]
 
 
-def submission_waited(*, submission_id: int, seconds: float) -> bool:
+def submission_waited(*, submission_id: int, seconds: float, user_id: Any) -> bool:
     """Whether the submission is graded or errored, waiting up to `seconds` for it (the caller has
-    checked that the user may see it)."""
+    checked that user `user_id` may see it)."""
     from grader.models import Submission
     from grader.selectors import submission_state
 
     done = (Submission.Status.GRADED, Submission.Status.ERROR)
     return finished_wait(submission_id=submission_id, seconds=seconds,
-                         is_finished=lambda: submission_state(submission_id=submission_id) in done)
+                         is_finished=lambda: submission_state(submission_id=submission_id) in done, holder=user_id)

@@ -145,7 +145,8 @@ def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
     for grading (up to PAGE_WAIT_S), so the page shows the result the moment the worker has it."""
     submission = _submission_or_404(request, pk)
     pending = (Submission.Status.QUEUED, Submission.Status.RUNNING)
-    if submission.status in pending and submission_waited(submission_id=pk, seconds=PAGE_WAIT_S):
+    if submission.status in pending and submission_waited(submission_id=pk, seconds=PAGE_WAIT_S,
+                                                          user_id=request.user.pk):
         submission = _submission_or_404(request, pk)
     context = _status_context(request, submission)
     polled_from = urlparse(request.headers.get("HX-Current-URL", "")).path

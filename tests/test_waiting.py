@@ -131,3 +131,36 @@ def test_without_a_free_waiting_slot_the_answer_comes_at_once() -> None:
             assert not holder.is_alive()
         finally:
             finished._slots = None
+
+
+def test_one_user_cannot_hold_every_waiting_slot() -> None:
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+
+    def hold(holder: int, submission_id: int) -> None:
+        finished.finished_wait(submission_id=submission_id, seconds=10, holder=holder,
+                               is_finished=lambda: entered.release() or release.is_set())
+
+    with override_settings(GRADER_WAIT_SLOTS=6):
+        finished._slots = None
+        holders = [threading.Thread(target=hold, args=(7, n)) for n in (11, 12)]
+        try:
+            for thread in holders:
+                thread.start()
+            assert entered.acquire(timeout=5) and entered.acquire(timeout=5)
+            started = time.monotonic()
+            assert finished.finished_wait(submission_id=13, seconds=10, holder=7, is_finished=lambda: False) is False
+            assert time.monotonic() - started < 0.5  # user 7's third wait is answered at once
+            other = threading.Thread(target=hold, args=(8, 14))
+            other.start()
+            assert entered.acquire(timeout=5)
+            time.sleep(0.3)
+            assert other.is_alive()  # another user still gets a slot and waits
+            holders.append(other)
+        finally:
+            release.set()
+            finished.finished_announce(submission_ids=[11, 12, 14])
+            for thread in holders:
+                thread.join(5)
+            finished._slots = None
+        assert not any(thread.is_alive() for thread in holders)

@@ -10,6 +10,7 @@ go, past NODE_DETAIL the node values too; the legend says so."""
 
 from __future__ import annotations
 
+import functools
 import html
 import shutil
 import subprocess
@@ -179,7 +180,10 @@ def graph_dot(
     return "\n".join(lines) + "\n"
 
 
+@functools.lru_cache(maxsize=128)
 def render_svg(dot_text: str) -> str:
+    """The SVG of `dot_text`. Remembered per process (the same DOT gives the same SVG): a picture
+    viewed again, or requested in a loop, runs Graphviz once."""
     binary = shutil.which("dot")
     if binary is None:
         raise GraphvizMissing("Graphviz is not installed: the `dot` binary was not found on PATH")

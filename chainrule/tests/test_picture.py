@@ -199,3 +199,21 @@ def test_it_says_clearly_when_graphviz_is_missing(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(picture.shutil, "which", lambda name: None)
     with pytest.raises(GraphvizMissing, match="Graphviz is not installed"):
         graph_svg(analysis=seed_analysis("dead-relu"))
+
+
+@needs_dot
+def test_a_picture_asked_for_again_runs_graphviz_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    picture.render_svg.cache_clear()
+    runs = []
+    real_run = picture.subprocess.run
+
+    def counting_run(*args: object, **kwargs: object) -> object:
+        runs.append(args)
+        return real_run(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(picture.subprocess, "run", counting_run)
+    first = graph_svg(analysis=walkthrough(), reveal=EVERYTHING)
+    again = [graph_svg(analysis=walkthrough(), reveal=EVERYTHING) for _ in range(20)]
+    assert len(runs) == 1 and all(svg == first for svg in again)
+    graph_svg(analysis=walkthrough(), reveal=Reveal(keys=frozenset()))  # another picture: drawn afresh
+    assert len(runs) == 2

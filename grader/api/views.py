@@ -127,7 +127,7 @@ class SubmissionCollection(APIView):
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         location = request.build_absolute_uri(reverse("api-submission", args=[submission.id]))
         wait = body.validated_data["wait"]
-        if wait and submission_waited(submission_id=submission.id, seconds=wait):
+        if wait and submission_waited(submission_id=submission.id, seconds=wait, user_id=request.user.pk):
             graded = submission_visible(user=request.user, submission_id=submission.id)
             if graded is not None and graded.status in FINISHED:
                 return _submission_response(request, graded, headers={"Location": location})
@@ -165,7 +165,8 @@ class SubmissionDetail(APIView):
             except ValueError:
                 return Response({"errors": {"wait": f"Give a number of seconds from 0 to {MAX_WAIT_S:g}."}},
                                 status=status.HTTP_400_BAD_REQUEST)
-            if submission.status not in FINISHED and seconds and submission_waited(submission_id=pk, seconds=seconds):
+            if submission.status not in FINISHED and seconds and submission_waited(
+                    submission_id=pk, seconds=seconds, user_id=request.user.pk):
                 submission = submission_visible(user=request.user, submission_id=pk) or submission
         return _submission_response(request, submission)
         # A pending submission shows neither a result nor an error: polls skip the policy checks.
