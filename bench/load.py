@@ -51,6 +51,7 @@ class Student:
 class Outcome:
     ids: list[int] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    retries: int = 0  # POSTs sent again (same Idempotency-Key) after a 5xx or a lost connection
     submit_s: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -91,12 +92,33 @@ class Browser:
             raise RuntimeError(f"login: HTTP {status}")
         self.headers["X-CSRFToken"] = self.cookies.get("csrftoken", "")
 
-    def submit(self, slug: str, payload: dict[str, Any]) -> int:
+    def submit(self, slug: str, payload: dict[str, Any], *, key: str | None = None) -> int:
+        """One POST; `key` is sent as the Idempotency-Key, so a retry cannot make a second submission."""
+        headers = {"Content-Type": "application/json", **({"Idempotency-Key": key} if key else {})}
         status, body = self.request("POST", f"/api/v1/assignments/{slug}/submissions/", json.dumps(payload).encode(),
-                                    {"Content-Type": "application/json"})
-        if status != 202:
-            raise RuntimeError(f"HTTP {status}")
+                                    headers)
+        if status not in (200, 202):
+            raise Refused(status)
         return int(json.loads(body)["id"])
+
+    def submit_retrying(self, slug: str, payload: dict[str, Any], *, key: str, retries: int) -> tuple[int, int]:
+        """What a careful client does: on a 503 (a dependency is down, `Retry-After`), a 5xx or a lost
+        connection, the same POST again with the same key after a pause. Returns (id, retries used)."""
+        for attempt in range(retries + 1):
+            try:
+                return self.submit(slug, payload, key=key), attempt
+            except (Refused, OSError, http.client.HTTPException) as exc:
+                if attempt == retries or (isinstance(exc, Refused) and exc.status < 500):
+                    raise
+                time.sleep(min(0.5 * 2 ** attempt, 5.0))
+                self.conn.close()  # a fresh connection: the old one may be half-closed
+        raise AssertionError("unreachable")
+
+
+class Refused(RuntimeError):
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
 
 
 def students_create(count: int, *, with_password: bool) -> list[Student]:
@@ -118,7 +140,7 @@ def students_create(count: int, *, with_password: bool) -> list[Student]:
 
 
 def load_window(url: str, students: list[Student], *, seconds: float, code_share: float, login: str,
-                senders: int = 32, seed: int = 7) -> Outcome:
+                senders: int = 32, seed: int = 7, retries: int = 6) -> Outcome:
     """Each student logs in and submits once, at a random moment of the window."""
     rng = random.Random(seed)
     plan = sorted(((rng.uniform(0, seconds), s, rng.random() < code_share, rng.random()) for s in students),
@@ -134,7 +156,8 @@ def load_window(url: str, students: list[Student], *, seconds: float, code_share
                 browser = Browser(url)
                 browser.log_in(student, login)
                 began = time.perf_counter()
-                submission_id = browser.submit(slug, payload)
+                submission_id, retried = browser.submit_retrying(slug, payload, key=f"load-{student.username}",
+                                                                 retries=retries)
             except Exception as exc:  # counted, and the drill goes on
                 with outcome.lock:
                     outcome.errors[f"{type(exc).__name__}: {exc}"[:80]] += 1
@@ -142,6 +165,7 @@ def load_window(url: str, students: list[Student], *, seconds: float, code_share
             with outcome.lock:
                 outcome.ids.append(submission_id)
                 outcome.submit_s.append(time.perf_counter() - began)
+                outcome.retries += retried
 
     with ThreadPoolExecutor(max_workers=senders) as pool:
         for future in [pool.submit(sender, offset) for offset in range(senders)]:
@@ -205,7 +229,8 @@ def _percentiles(values: list[float]) -> tuple[float, float, float]:
 def report(label: str, outcome: Outcome, verdict: Verdict, students: int) -> None:
     print(f"\n{label}: {students} students, {verdict.accepted} accepted, {sum(outcome.errors.values())} errors, "
           f"{verdict.graded} graded, {verdict.errored} infrastructure errors, {verdict.lost} lost, "
-          f"{verdict.doubled} doubled ({verdict.redelivered} redelivered, graded once)")
+          f"{verdict.doubled} doubled ({verdict.redelivered} redelivered, graded once; {outcome.retries} POSTs "
+          "retried with their Idempotency-Key)")
     for kind, count in outcome.errors.most_common(5):
         print(f"  error ×{count}: {kind}")
     s50, s95, s99 = _percentiles(outcome.submit_s)

@@ -33,10 +33,16 @@ class Submission(models.Model):
     # beyond GRADER_CODE_IN_FLIGHT waits here with no enqueued_at ("held") until released.
     lane = models.CharField(max_length=8, default="numeric", help_text="numeric (numbers, formulas) or code")
     sandbox_seconds = models.FloatField(default=0.0, help_text="Wall time its code grading took")
+    # A client's own name for this submission (the API's Idempotency-Key): sent again, say after a
+    # timeout or a 503, it gets this submission back instead of a second one.
+    idempotency_key = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["student", "assignment"]), models.Index(fields=["student", "lane", "status"])]
+        constraints = [models.UniqueConstraint(fields=["student", "idempotency_key"],
+                                               condition=models.Q(idempotency_key__isnull=False),
+                                               name="one_submission_per_idempotency_key")]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.assignment.slug} by {self.student} ({self.status})"

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q
 
 from assignments.answer_grading import Graded, answers_grade, wrong_highlight
@@ -43,13 +43,38 @@ log = logging.getLogger(__name__)
 MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an infrastructure error
 
 
+class AlreadySubmitted(Exception):
+    """The client sent this Idempotency-Key before: `submission` is what it made then. `same`: with the
+    same assignment, answers and code (a retry), else the key was reused for something else."""
+
+    def __init__(self, submission: Submission, *, same: bool) -> None:
+        super().__init__(f"submission {submission.id} has this idempotency key")
+        self.submission, self.same = submission, same
+
+
+def _replayed(*, student: AbstractBaseUser, assignment: Assignment, answers: Mapping[str, Any],
+              code: Mapping[str, Any], key: str | None) -> None:
+    """Raises AlreadySubmitted when the student made a submission with this key."""
+    if key is None:
+        return
+    earlier = Submission.objects.filter(student=student, idempotency_key=key).first()
+    if earlier is not None:
+        same = earlier.assignment_id == assignment.id and earlier.answers == dict(answers) \
+            and earlier.code == dict(code)
+        raise AlreadySubmitted(earlier, same=same)
+
+
 def submission_create(
-    *, student: AbstractBaseUser, assignment: Assignment, answers: Mapping[str, Any], code: Mapping[str, Any]
+    *, student: AbstractBaseUser, assignment: Assignment, answers: Mapping[str, Any], code: Mapping[str, Any],
+    idempotency_key: str | None = None,
 ) -> Submission:
     """Validate, store as queued and enqueue grading after commit (code: held until a slot is free).
 
-    Raises AnswerErrors (unreadable answers, no attempt used) or PolicyError.
+    Raises AnswerErrors (unreadable answers, no attempt used), PolicyError, or AlreadySubmitted when
+    `idempotency_key` names an earlier submission of the student (checked before anything else, so a
+    retry after the deadline or the rate limit still gets the submission made in time).
     """
+    _replayed(student=student, assignment=assignment, answers=answers, code=code, key=idempotency_key)
     answers_parse(assignment=assignment, answers=answers, code=code)
     extension = extension_of(assignment=assignment, student_id=student.pk)
     window = window_at(assignment=assignment, student_id=student.pk, extension=extension)
@@ -57,8 +82,21 @@ def submission_create(
         raise PolicyError(window.reason)
     params = params_for_student(assignment=assignment, student_id=student.pk)
     variant_id = variant_id_for(assignment=assignment, params=params)
+    try:
+        return _stored(student=student, assignment=assignment, answers=answers, code=code, key=idempotency_key,
+                       extension=extension, variant_id=variant_id)
+    except IntegrityError:  # the key's unique constraint: a concurrent retry won the race
+        _replayed(student=student, assignment=assignment, answers=answers, code=code, key=idempotency_key)
+        raise
+
+
+def _stored(*, student: AbstractBaseUser, assignment: Assignment, answers: Mapping[str, Any],
+            code: Mapping[str, Any], key: str | None, extension: Extension | None, variant_id: int) -> Submission:
+    """The row, written under the student's lock after the attempt and rate checks."""
     with transaction.atomic():
         _lock_membership(student=student, assignment=assignment)
+        # Again under the student's lock: two concurrent retries make one submission.
+        _replayed(student=student, assignment=assignment, answers=answers, code=code, key=key)
         counts = _recent_counts(student=student, assignment=assignment)
         extra = extra_attempts(assignment=assignment, student_id=student.pk, extension=extension)
         if attempts_left(assignment=assignment, used=counts["used"], extra=extra) == 0:
@@ -68,6 +106,7 @@ def submission_create(
         submission = Submission.objects.create(
             student=student, assignment=assignment, variant_id=variant_id, answers=dict(answers), code=dict(code),
             attempt=counts["used"] + 1, lane=lane, enqueued_at=_now() if lane == NUMERIC else None,
+            idempotency_key=key,
         )
         if lane == NUMERIC:
             transaction.on_commit(lambda: _enqueue(submission.id, NUMERIC))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.http import Http404
@@ -43,9 +44,10 @@ from grader.selectors import (
     submission_visible,
     submissions_mine,
 )
-from grader.services import submission_create
+from grader.services import AlreadySubmitted, submission_create
 
 HISTORY_LIMIT = 200
+IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 FINISHED = (Submission.Status.GRADED, Submission.Status.ERROR)
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
@@ -101,10 +103,17 @@ class SubmissionCollection(APIView):
 
     @extend_schema(
         request=SubmissionCreateSerializer,
+        parameters=[OpenApiParameter("Idempotency-Key", str, location=OpenApiParameter.HEADER, description=(
+            "Your own name for this submission (1–64 of A–Z a–z 0–9 . _ : -). Sent again with the same body, "
+            "e.g. after a timeout or a 503, it returns the submission made the first time instead of a "
+            "second one (header Idempotent-Replayed: true)"))],
         responses={
             202: SubmissionCreatedSerializer,
+            200: OpenApiResponse(SubmissionSerializer, description="Graded within `wait`, or a retry (same "
+                                 "Idempotency-Key) of a submission graded since"),
             400: OpenApiResponse(ErrorsSerializer, description="Unreadable answers; no attempt used"),
             403: OpenApiResponse(DetailSerializer, description="Refused by the policy (closed, no attempts left)"),
+            409: OpenApiResponse(DetailSerializer, description="The Idempotency-Key names a different submission"),
             404: OpenApiResponse(DetailSerializer, description="No such assignment in your courses"),
         },
     )
@@ -115,9 +124,26 @@ class SubmissionCollection(APIView):
         body = SubmissionCreateSerializer(data=request.data)
         if not body.is_valid():
             return Response({"errors": _flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+            return Response({"errors": {"Idempotency-Key": "Give 1 to 64 letters, digits or . _ : -"}},
+                            status=status.HTTP_400_BAD_REQUEST)
         try:
             submission = submission_create(student=request.user, assignment=assignment,
-                                           answers=body.validated_data["answers"], code=body.validated_data["code"])
+                                           answers=body.validated_data["answers"], code=body.validated_data["code"],
+                                           idempotency_key=key)
+        except AlreadySubmitted as exc:
+            if not exc.same:
+                return Response({"detail": "This Idempotency-Key was used for a different submission."},
+                                status=status.HTTP_409_CONFLICT)
+            submission = exc.submission
+            headers = {"Idempotent-Replayed": "true",
+                       "Location": request.build_absolute_uri(reverse("api-submission", args=[submission.id]))}
+            if submission.status in FINISHED:
+                again = submission_visible(user=request.user, submission_id=submission.id)
+                return _submission_response(request, again or submission, headers=headers)
+            return Response({"id": submission.id, "status": submission.status}, status=status.HTTP_202_ACCEPTED,
+                            headers=headers)
         except AnswerErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         except RateLimited as exc:
