@@ -35,6 +35,7 @@ def setup(workdir: Path) -> None:
     os.environ.update({"DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}", "GRADER_RATE_LIMIT": "0",
                        "DJANGO_SETTINGS_MODULE": "config.settings",
                        "GRADER_REFERENCE_RUNNER": "assignments.reference.SubprocessRunner"})
+    os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(16).hex())  # nothing starts without one
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -67,6 +67,7 @@ def _listen() -> None:
     connection, without the short socket timeout of the metrics client: it is idle between messages."""
     import redis
 
+    failures = 0
     while True:
         pubsub = None
         try:
@@ -75,13 +76,17 @@ def _listen() -> None:
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             pubsub.psubscribe(CHANNELS)  # the channel is read per message: the queue name may change
             _listening.set()
+            failures = 0
             while True:
                 message = pubsub.get_message(timeout=5.0)
                 if message and message.get("type") == "pmessage" and _text(message.get("channel")) == _channel():
                     _wake(message["data"])
         except Exception:
+            failures += 1
+            if failures == 1:  # once per outage, not once a second
+                log.warning("finished-submission listener lost Redis; waiters poll the row each second until "
+                            "it is back", exc_info=True)
             _listening.clear()
-            log.warning("finished-submission listener lost Redis; retrying in 1 s", exc_info=True)
             time.sleep(1.0)
         finally:
             if pubsub is not None:

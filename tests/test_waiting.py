@@ -164,3 +164,13 @@ def test_one_user_cannot_hold_every_waiting_slot() -> None:
                 thread.join(5)
             finished._slots = None
         assert not any(thread.is_alive() for thread in holders)
+
+
+def test_without_the_listener_a_waiter_still_sees_the_result_within_a_second(monkeypatch: Any) -> None:
+    # Redis gone (or the message lost): nobody wakes the waiter, its own re-read does.
+    monkeypatch.setattr(finished, "_ensure_listener", lambda: None)
+    done_at = time.monotonic() + 0.2
+    started = time.monotonic()
+    assert finished.finished_wait(submission_id=424242, seconds=10, holder="t",
+                                  is_finished=lambda: time.monotonic() >= done_at) is True
+    assert time.monotonic() - started < 0.2 + finished.RECHECK_S + 0.5
