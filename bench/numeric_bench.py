@@ -11,6 +11,7 @@ timing only, no database figures).
     .venv/bin/python bench/numeric_bench.py -n 1000 --clients 8
     .venv/bin/python bench/numeric_bench.py --quick --kind code   # code parts end to end
     .venv/bin/python bench/numeric_bench.py --students 1000 --seconds 60   # SPEC §8 burst, 70/30 mix
+    .venv/bin/python bench/numeric_bench.py --postgres      # on a private PostgreSQL cluster, as in production
 """
 
 from __future__ import annotations
@@ -336,8 +337,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-def _setup_django(workdir: Path) -> None:
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+def _setup_django(workdir: Path, database_url: str | None = None) -> None:
+    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{workdir / 'bench.sqlite3'}"
     os.environ["SANDBOX_SOCKET"] = str(workdir / "sandbox.sock")
     os.environ["GRADER_RATE_LIMIT"] = "0"  # one simulated student submits hundreds a minute
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -380,6 +381,7 @@ def _services(concurrency: int, server: str) -> Iterator[str]:
                      "--pool", "prefork", "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
                     env, LOGS / "bench-worker.log")
     web = _spawn(_web_command(server, port), env, LOGS / "bench-web.log")
+    STACK_GROUPS.update(web=web.pid, worker=worker.pid)  # each its own process group (start_new_session)
     try:
         _wait_until(lambda: _port_open(port), web, "web server")
         _wait_until(lambda: _worker_ready(queue), worker, "worker")
@@ -497,6 +499,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--token", help="API token of a student enrolled in the demo course (with --url)")
     parser.add_argument("--students", type=int, help="SPEC §8 burst instead: this many students, one submission each")
     parser.add_argument("--seconds", type=float, default=60, help="with --students: spread over this many seconds")
+    parser.add_argument("--postgres", action="store_true",
+                        help="a private PostgreSQL cluster (initdb in a temp dir) instead of SQLite, as in production")
     parser.add_argument("--kind", choices=["numeric", "code"], default="numeric",
                         help="numeric answers, or code parts run in the sandbox (targets p50 ≤ 150 ms, p95 ≤ 400 ms)")
     args = parser.parse_args(argv)
@@ -509,20 +513,59 @@ def main(argv: list[str] | None = None) -> None:
         if args.url:
             run(args.url, [args.token] * args.clients, count, local_db=False)
             return
-        _setup_django(Path(tmp))
-        print(f"starting a private stack in {tmp} ({args.server}, worker -c {args.concurrency}, "
-              f"{args.clients} clients) …")
-        with private_stack(args.students or args.clients, args.concurrency, args.server) as (url, tokens):
-            if args.students:
-                report_open_loop(*open_loop(url, tokens, args.seconds), students=args.students)
-            else:
-                run(url, tokens, count, local_db=True)
+        postgres = None
+        if args.postgres:  # a cluster of the bench's own (bench/stack.py), removed at the end
+            from stack import PrivatePostgres
+
+            postgres = PrivatePostgres()
+            postgres.create()
+        try:
+            _setup_django(Path(tmp), postgres.url if postgres else None)
+            print(f"starting a private stack in {tmp} ({args.server}, worker -c {args.concurrency}, "
+                  f"{args.clients} clients, {'PostgreSQL' if postgres else 'SQLite'}) …")
+            with private_stack(args.students or args.clients, args.concurrency, args.server) as (url, tokens):
+                if args.students:
+                    report_open_loop(*open_loop(url, tokens, args.seconds), students=args.students)
+                else:
+                    run(url, tokens, count, local_db=True)
+        finally:
+            if postgres is not None:
+                from django.db import connections
+
+                connections.close_all()
+                postgres.remove()
+
+
+STACK_GROUPS: dict[str, int] = {}  # "web"/"worker" → process group id of a private stack
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU of every live process in a process group (Linux /proc), in seconds."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state ppid pgrp … utime(11) stime(12)
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def run(url: str, tokens: list[str], count: int, *, local_db: bool) -> None:
     closed_loop(url, tokens, len(WORK))  # warm-up: caches, connections, worker imports
     samples = closed_loop(url, tokens, count)
+    before = {name: group_cpu_seconds(pgid) for name, pgid in STACK_GROUPS.items()}
     burst_ids, burst_s = burst(url, tokens, count)
+    if STACK_GROUPS:
+        time.sleep(0.5)  # the last announcements and acks
+        spent = {name: (group_cpu_seconds(pgid) - before[name]) / len(burst_ids) * 1000
+                 for name, pgid in STACK_GROUPS.items()}
+        print(f"\nCPU per submission in the burst: web {spent['web']:.1f} ms (the POST and the waiting GET), "
+              f"worker {spent['worker']:.1f} ms (Celery and grading); two cores give at most "
+              f"{2000 / (spent['web'] + spent['worker']):.0f} graded/s at that cost")
     report(samples=samples, burst_ids=burst_ids, burst_s=burst_s, local_db=local_db, baseline_n=max(count, 200))
 
 
