@@ -128,6 +128,7 @@ class SubmissionCollection(APIView):
         if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
             return Response({"errors": {"Idempotency-Key": "Give 1 to 64 letters, digits or . _ : -"}},
                             status=status.HTTP_400_BAD_REQUEST)
+        headers: dict[str, str] = {}
         try:
             submission = submission_create(student=request.user, assignment=assignment,
                                            answers=body.validated_data["answers"], code=body.validated_data["code"],
@@ -136,14 +137,7 @@ class SubmissionCollection(APIView):
             if not exc.same:
                 return Response({"detail": "This Idempotency-Key was used for a different submission."},
                                 status=status.HTTP_409_CONFLICT)
-            submission = exc.submission
-            headers = {"Idempotent-Replayed": "true",
-                       "Location": request.build_absolute_uri(reverse("api-submission", args=[submission.id]))}
-            if submission.status in FINISHED:
-                again = submission_visible(user=request.user, submission_id=submission.id)
-                return _submission_response(request, again or submission, headers=headers)
-            return Response({"id": submission.id, "status": submission.status}, status=status.HTTP_202_ACCEPTED,
-                            headers=headers)
+            submission, headers["Idempotent-Replayed"] = exc.submission, "true"
         except AnswerErrors as exc:
             return Response({"errors": exc.errors}, status=status.HTTP_400_BAD_REQUEST)
         except RateLimited as exc:
@@ -151,14 +145,16 @@ class SubmissionCollection(APIView):
                             headers={"Retry-After": "60"})
         except PolicyError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
-        location = request.build_absolute_uri(reverse("api-submission", args=[submission.id]))
+        headers["Location"] = request.build_absolute_uri(reverse("api-submission", args=[submission.id]))
         wait = body.validated_data["wait"]
-        if wait and submission_waited(submission_id=submission.id, seconds=wait, user_id=request.user.pk):
+        finished = submission.status in FINISHED or (
+            wait and submission_waited(submission_id=submission.id, seconds=wait, user_id=request.user.pk))
+        if finished:  # graded within the wait, or a retry of one graded since
             graded = submission_visible(user=request.user, submission_id=submission.id)
             if graded is not None and graded.status in FINISHED:
-                return _submission_response(request, graded, headers={"Location": location})
+                return _submission_response(request, graded, headers=headers)
         return Response({"id": submission.id, "status": submission.status}, status=status.HTTP_202_ACCEPTED,
-                        headers={"Location": location})
+                        headers=headers)
 
 
 def _submission_response(request: Request, submission: Submission, **kwargs: Any) -> Response:
