@@ -124,7 +124,7 @@ def _slot_pool() -> threading.BoundedSemaphore:
 
 
 @contextmanager
-def _wait_slot(holder: Any) -> Iterator[bool]:
+def wait_slot(holder: Any) -> Iterator[bool]:
     """A waiting slot if one is free and `holder` has fewer than PER_USER (True), else False at once."""
     if settings.GRADER_WAIT_SLOTS <= 0:
         yield False
@@ -157,7 +157,7 @@ def finished_wait(*, submission_id: int, seconds: float, is_finished: Callable[[
     seconds = min(max(seconds, 0.0), MAX_WAIT_S)
     if seconds <= 0:
         return is_finished()
-    with _wait_slot(holder) as waiting:
+    with wait_slot(holder) as waiting:
         if not waiting:
             return is_finished()
         _ensure_listener()

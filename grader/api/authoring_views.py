@@ -95,9 +95,9 @@ class AuthoredDetail(APIView):
         return Response(AuthoredDetailSerializer(_detail(saved)).data)
 
 
-def _waited(job: AuthoringJob, seconds: float) -> AuthoringJob:
+def _waited(job: AuthoringJob, seconds: float, user_id: Any) -> AuthoringJob:
     """The job once a worker has vetted it, or as it stands after `seconds` (the body caps it at 20)."""
-    return row_waited(job, busy=PENDING, seconds=seconds, interval=0.1)
+    return row_waited(job, busy=PENDING, seconds=seconds, interval=0.1, holder=user_id)
 
 
 def _job_response(job: AuthoringJob) -> Response:
@@ -122,7 +122,7 @@ class AuthoredPublish(APIView):
         assert assignment.course is not None
         job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
                           assignment=assignment, payload={"justifications": body.validated_data["justifications"]})
-        return _job_response(_waited(job, body.validated_data["wait"]))
+        return _job_response(_waited(job, body.validated_data["wait"], request.user.pk))
 
 
 class AuthoringJobDetail(APIView):

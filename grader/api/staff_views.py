@@ -114,10 +114,10 @@ class Analytics(APIView):
         return Response(data)
 
 
-def _waited(regrade: Regrade, seconds: float) -> Regrade:
+def _waited(regrade: Regrade, seconds: float, user_id: Any) -> Regrade:
     """The regrade once the worker is done, or as it stands after `seconds` (the body caps it at 20)."""
     return row_waited(regrade, busy=(Regrade.Status.PREVIEWING, Regrade.Status.APPLYING), seconds=seconds,
-                      interval=0.2)
+                      interval=0.2, holder=user_id)
 
 
 class RegradeCollection(APIView):
@@ -143,7 +143,7 @@ class RegradeCollection(APIView):
                 regrade = regrade_apply_start(regrade_id=found.id)
             except RegradeError as exc:
                 return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return _regrade_response(_waited(_committed(regrade), data["wait"]))
+        return _regrade_response(_waited(_committed(regrade), data["wait"], request.user.pk))
 
 
 def _committed(regrade: Regrade) -> Regrade:
