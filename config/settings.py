@@ -89,7 +89,8 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
+        envstr("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60,
+        conn_health_checks=True,  # a kept connection is tested before reuse: a restart costs no request or task
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):

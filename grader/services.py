@@ -262,7 +262,7 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
         transaction.on_commit(lambda: lti_score_publish_later(  # the LMS gradebook (AGS)
             submission_id=submission.id, student_id=submission.student_id,
             lms_user=getattr(submission, "from_lms", None)))
-    finished_announce(submission_ids=[submission.id])
+        transaction.on_commit(lambda: finished_announce(submission_ids=[submission.id]))  # once readable
     _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
 
 
@@ -310,10 +310,12 @@ def submissions_sweep(*, queued_after: timedelta, running_after: timedelta) -> l
     stale = Submission.objects.filter(  # re-checked: an overlapping sweep may have requeued it meanwhile
         id__in=running_ids, status=Submission.Status.RUNNING, started_at__lt=now - running_after
     )
-    stale.filter(deliveries__gte=MAX_DELIVERIES).update(
-        status=Submission.Status.ERROR, attempt=None, graded_at=now, claim=None,
-        error_reason=f"grading started {MAX_DELIVERIES} times without finishing",
-    )
+    given_up = stale.filter(deliveries__gte=MAX_DELIVERIES)
+    given_up_ids = list(given_up.values_list("id", flat=True))
+    if given_up.filter(id__in=given_up_ids).update(
+            status=Submission.Status.ERROR, attempt=None, graded_at=now, claim=None,
+            error_reason=f"grading started {MAX_DELIVERIES} times without finishing"):
+        finished_announce(submission_ids=given_up_ids)
     stale.update(status=Submission.Status.QUEUED, claim=None)
     queued = Submission.objects.filter(  # held code rows (no enqueued_at) are released below instead
         Q(enqueued_at__isnull=True, lane=NUMERIC) | Q(enqueued_at__lt=now - queued_after) | Q(id__in=running_ids),

@@ -3,10 +3,11 @@
 The clear key is shown once (`create_user --token`); the database and the admin hold its
 hash and an 8-character prefix to recognise it. Clients send `Authorization: Token <key>`.
 Failed token look-ups count as failed logins for django-axes (per client address), so
-guessing tokens is throttled like guessing passwords. A failure also marks its address in Redis
-for the cool-off: requests with a valid token skip django-axes' lockout query unless their
-address is marked (or Redis cannot say), so the common request costs no lockout query while a
-locked-out address stays locked out even for a valid token.
+guessing tokens is throttled like guessing passwords. An address that django-axes allowed is
+remembered as clean in Redis for CLEAN_SECONDS, and forgotten at its next failed login of any
+kind: while it is clean, requests skip django-axes' lockout query. Anything else — no mark,
+Redis down, a mark lost in a Redis restart — means asking django-axes first, before the token
+is even looked up, so a locked-out address stays locked out, even for a valid token.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.signals import user_login_failed
 from django.db import models
+from django.dispatch import receiver
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
@@ -85,38 +87,48 @@ def token_user(*, key: str) -> AbstractBaseUser | None:
     return token.user
 
 
-def _failure_key(request: Any) -> str:
+CLEAN_SECONDS = 30
+
+
+def _clean_key(request: Any) -> str:
     """Per deployment (its queue name, as the metrics keys) and client address."""
     from axes.helpers import get_client_ip_address
 
     from config.celery_app import app
 
-    return f"grader:{app.conf.task_default_queue}:token-failures:{get_client_ip_address(request)}"
+    return f"grader:{app.conf.task_default_queue}:token-address-clean:{get_client_ip_address(request)}"
 
 
-def _failure_mark(request: Any) -> None:
-    """This address failed a token look-up: its valid tokens are checked against the lockout for
-    the cool-off (plus a minute), or for 30 days when lockouts never cool off."""
-    from axes.helpers import get_cool_off
-
-    from grader.metrics import _redis
-
-    cool_off = get_cool_off(request)
-    seconds = int(cool_off.total_seconds()) + 60 if cool_off else 30 * 86400
-    try:
-        _redis().set(_failure_key(request), 1, ex=seconds)
-    except Exception:
-        log.warning("could not mark a failed token address", exc_info=True)
-
-
-def _maybe_locked(request: Any) -> bool:
-    """Whether django-axes must be asked: the address failed recently, or Redis cannot tell."""
+def _is_clean(request: Any) -> bool:
+    """Whether django-axes allowed this address within CLEAN_SECONDS and it has not failed since."""
     from grader.metrics import _redis
 
     try:
-        return bool(_redis().exists(_failure_key(request)))
+        return bool(_redis().exists(_clean_key(request)))
     except Exception:
-        return True
+        return False  # cannot tell: ask django-axes
+
+
+def _mark_clean(request: Any) -> None:
+    from grader.metrics import _redis
+
+    try:
+        _redis().set(_clean_key(request), 1, ex=CLEAN_SECONDS)
+    except Exception:
+        log.warning("could not remember a clean token address", exc_info=True)
+
+
+@receiver(user_login_failed)
+def _forget_clean(sender: Any, request: Any = None, **_: Any) -> None:
+    """Any failed login from the address (a token, the login form, the admin): ask django-axes again."""
+    if request is None:
+        return
+    from grader.metrics import _redis
+
+    try:
+        _redis().delete(_clean_key(request))
+    except Exception:  # the mark expires within CLEAN_SECONDS anyway
+        log.warning("could not forget a clean token address", exc_info=True)
 
 
 class ExpiringTokenAuthentication(BaseAuthentication):
@@ -136,14 +148,15 @@ class ExpiringTokenAuthentication(BaseAuthentication):
             key = words[1].decode()
         except UnicodeDecodeError:
             key = ""
-        user = token_user(key=key)
-        if (user is None or _maybe_locked(django_request)) and not AxesProxyHandler.is_allowed(django_request,
-                                                                                               credentials):
+        clean = _is_clean(django_request)
+        if not clean and not AxesProxyHandler.is_allowed(django_request, credentials):
             raise exceptions.Throttled(detail="Too many failed token attempts from this address; try again later.")
+        user = token_user(key=key)
         if user is None:
-            _failure_mark(django_request)
-            user_login_failed.send(sender=__name__, credentials=credentials, request=django_request)
+            user_login_failed.send(sender=__name__, credentials=credentials, request=django_request)  # forgets it
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+        if not clean:
+            _mark_clean(django_request)
         return user, None
 
     def authenticate_header(self, request: Request) -> str:

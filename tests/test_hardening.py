@@ -214,6 +214,35 @@ def test_guessing_api_tokens_is_throttled(student: Any, settings: Any) -> None:
 
 
 @pytest.mark.django_db
+def test_a_lockout_holds_for_a_valid_token_whatever_redis_remembers(student: Any, settings: Any) -> None:
+    from grader.metrics import _redis
+
+    good = APIClient(REMOTE_ADDR="10.9.8.6")
+    good.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
+    assert good.get("/api/v1/assignments/").status_code == 200  # the address is now remembered as clean
+    guesser = APIClient(REMOTE_ADDR="10.9.8.6")
+    guesser.credentials(HTTP_AUTHORIZATION="Token guessed-token-0001")
+    statuses = [guesser.get("/api/v1/assignments/").status_code for _ in range(settings.AXES_FAILURE_LIMIT + 1)]
+    assert statuses[-1] == 429
+    for key in _redis().scan_iter("grader:*:token-address-clean:10.9.8.6"):
+        _redis().delete(key)  # e.g. a Redis restart: nothing remembered either way
+    assert good.get("/api/v1/assignments/").status_code == 429
+
+
+@pytest.mark.django_db
+def test_a_clean_address_with_a_valid_token_costs_no_lockout_query(student: Any) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = APIClient(REMOTE_ADDR="10.9.8.5")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
+    client.get("/api/v1/assignments/")
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/api/v1/assignments/").status_code == 200
+    assert not [q for q in queries.captured_queries if "axes_accessattempt" in q["sql"]]
+
+
+@pytest.mark.django_db
 def test_tokens_are_stored_hashed_and_expire_and_can_be_revoked(student: Any) -> None:
     stored = ApiToken.objects.get(user=student.user)
     assert student.token not in {stored.key_hash, stored.prefix} and len(stored.key_hash) == 64

@@ -27,7 +27,7 @@ def _token_headers(person: Any) -> dict[str, str]:
 def test_a_submission_posted_with_wait_comes_back_graded_in_the_same_response(
     live_db: None, worker: Any, web_server: str, student: Any
 ) -> None:
-    response = requests.post(f"{web_server}{SUBMIT}", json={"answers": WRONG, "wait": 15},
+    response = requests.post(f"{web_server}{SUBMIT}", json={"answers": WRONG, "wait": 20},
                              headers=_token_headers(student), timeout=30)
     assert response.status_code == 200, response.text
     body = response.json()
@@ -43,8 +43,8 @@ def test_a_waiting_get_answers_when_grading_finishes(live_db: None, worker: Any,
     created = requests.post(f"{web_server}{SUBMIT}", json={"answers": WRONG}, headers=_token_headers(student),
                             timeout=30)
     assert created.status_code == 202 and created.json()["status"] == "queued"
-    waited = requests.get(f"{web_server}/api/v1/submissions/{created.json()['id']}/?wait=15",
-                          headers=_token_headers(student), timeout=30)
+    waited = requests.get(f"{web_server}/api/v1/submissions/{created.json()['id']}/?wait=20",
+                          headers=_token_headers(student), timeout=40)
     assert waited.status_code == 200 and waited.json()["status"] == "graded"
     assert waited.json()["result"]["score"] == 1.0
 
@@ -86,7 +86,8 @@ def test_a_pending_submission_is_answered_as_pending_after_the_wait(student: Any
     assert time.monotonic() - started >= 1
 
 
-def test_a_waiter_is_woken_by_the_announcement_not_by_its_recheck() -> None:
+def test_a_waiter_is_woken_by_the_announcement_not_by_its_recheck(monkeypatch: Any) -> None:
+    monkeypatch.setattr(finished, "RECHECK_S", 30.0)  # so only the message can end the wait early
     state = {"done": False}
     checks = []
 
@@ -104,8 +105,7 @@ def test_a_waiter_is_woken_by_the_announcement_not_by_its_recheck() -> None:
     threading.Thread(target=worker).start()
     started = time.monotonic()
     assert finished.finished_wait(submission_id=987654321, seconds=10, is_finished=is_finished) is True
-    elapsed = time.monotonic() - started
-    assert 0.3 <= elapsed < finished.RECHECK_S  # woken by the message, before the once-a-second re-read
+    assert time.monotonic() - started < 10  # woken by the message, long before the 30 s re-read
     assert len(checks) == 2  # once before waiting, once when woken
 
 
@@ -124,7 +124,7 @@ def test_without_a_free_waiting_slot_the_answer_comes_at_once() -> None:
             assert holder_in.wait(5)
             started = time.monotonic()
             assert finished.finished_wait(submission_id=2, seconds=10, is_finished=lambda: False) is False
-            assert time.monotonic() - started < 0.5  # the second waiter was not made to wait
+            assert time.monotonic() - started < 3  # the second waiter was not made to wait its 10 s
             holder_out.set()
             finished.finished_announce(submission_ids=[1])
             holder.join(5)
@@ -150,7 +150,7 @@ def test_one_user_cannot_hold_every_waiting_slot() -> None:
             assert entered.acquire(timeout=5) and entered.acquire(timeout=5)
             started = time.monotonic()
             assert finished.finished_wait(submission_id=13, seconds=10, holder=7, is_finished=lambda: False) is False
-            assert time.monotonic() - started < 0.5  # user 7's third wait is answered at once
+            assert time.monotonic() - started < 3  # user 7's third wait is answered at once, not in 10 s
             other = threading.Thread(target=hold, args=(8, 14))
             other.start()
             assert entered.acquire(timeout=5)
@@ -166,11 +166,16 @@ def test_one_user_cannot_hold_every_waiting_slot() -> None:
         assert not any(thread.is_alive() for thread in holders)
 
 
-def test_without_the_listener_a_waiter_still_sees_the_result_within_a_second(monkeypatch: Any) -> None:
+def test_without_the_listener_a_waiter_still_sees_the_result_by_its_own_re_read(monkeypatch: Any) -> None:
     # Redis gone (or the message lost): nobody wakes the waiter, its own re-read does.
     monkeypatch.setattr(finished, "_ensure_listener", lambda: None)
-    done_at = time.monotonic() + 0.2
-    started = time.monotonic()
-    assert finished.finished_wait(submission_id=424242, seconds=10, holder="t",
-                                  is_finished=lambda: time.monotonic() >= done_at) is True
-    assert time.monotonic() - started < 0.2 + finished.RECHECK_S + 0.5
+    monkeypatch.setattr(finished, "RECHECK_S", 0.2)
+    checks = []
+    done_at = time.monotonic() + 0.5
+
+    def is_finished() -> bool:
+        checks.append(time.monotonic())
+        return time.monotonic() >= done_at
+
+    assert finished.finished_wait(submission_id=424242, seconds=15, holder="t", is_finished=is_finished) is True
+    assert 3 <= len(checks) < 60  # re-read every 0.2 s until it was done, not a busy loop

@@ -192,10 +192,12 @@ def test_it_renders_a_deterministic_svg_with_a_title() -> None:
     first = graph_svg(analysis=analysis, highlight=highlight)
     assert first.lstrip().startswith("<?xml") and "<svg" in first
     assert "<title>Computational graph of z</title>" in first
+    picture.render_svg.cache_clear()  # Graphviz itself again, not the remembered picture
     assert graph_svg(analysis=analysis, highlight=highlight) == first
 
 
 def test_it_says_clearly_when_graphviz_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    picture.render_svg.cache_clear()  # an earlier test may have drawn this picture
     monkeypatch.setattr(picture.shutil, "which", lambda name: None)
     with pytest.raises(GraphvizMissing, match="Graphviz is not installed"):
         graph_svg(analysis=seed_analysis("dead-relu"))

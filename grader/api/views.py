@@ -191,12 +191,6 @@ class SubmissionDetail(APIView):
                     submission_id=pk, seconds=seconds, user_id=request.user.pk):
                 submission = submission_visible(user=request.user, submission_id=pk) or submission
         return _submission_response(request, submission)
-        # A pending submission shows neither a result nor an error: polls skip the policy checks.
-        finished = submission.status in (Submission.Status.GRADED, Submission.Status.ERROR)
-        context = {"request": request,
-                   "show_expected": finished and expected_shown(user=request.user, submission=submission),
-                   "show_reason": finished and is_instructor(user=request.user, assignment=submission.assignment)}
-        return Response(SubmissionSerializer(submission, context=context).data)
 
 
 class SVGRenderer(BaseRenderer):
