@@ -182,7 +182,7 @@ def submission_grade(*, submission_id: int) -> None:
         log.info("submission %s is not queued (graded or claimed elsewhere); skipping", submission_id)
         return
     submission = _grading_row(submission_id=submission_id)
-    started = time.monotonic()
+    started, recorded = time.monotonic(), False
     try:
         try:
             graded, variant = _graded(submission=submission)
@@ -196,10 +196,12 @@ def submission_grade(*, submission_id: int) -> None:
             log.exception("grading submission %s failed", submission_id)
             _finish_error(submission_id=submission_id, token=token, reason="internal grading error (logged)")
             return
-        _finish_graded(submission=submission, token=token, graded=graded, variant=variant)
+        recorded = _finish_graded(submission=submission, token=token, graded=graded, variant=variant,
+                                  sandbox_seconds=time.monotonic() - started if submission.lane == CODE else None)
     finally:
         if submission.lane == CODE:  # its time counts against the student's budget; free its slot
-            Submission.objects.filter(id=submission_id).update(sandbox_seconds=time.monotonic() - started)
+            if not recorded:  # written with the result when it was graded
+                Submission.objects.filter(id=submission_id).update(sandbox_seconds=time.monotonic() - started)
             _release(submission.student_id)
 
 
@@ -249,13 +251,18 @@ def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
     return {"score": score, "max_score": document["max_score"], "document": document, "highlight": highlight}
 
 
-def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant) -> None:
+def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant,
+                   sandbox_seconds: float | None = None) -> bool:
+    """Store the result if this run still owns the row (with the code's sandbox time, if given);
+    whether it did."""
     fields = result_fields(submission=submission, graded=graded)
+    timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
     with transaction.atomic():
         graded_at = _now()
         owned = Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING)
-        if not owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant):  # graded with
-            return  # the sweeper handed the row to another run; its result wins
+        if not owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant,  # graded with
+                            **timing):
+            return False  # the sweeper handed the row to another run; its result wins
         Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
             [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],
             update_fields=list(fields))
@@ -264,6 +271,7 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
             lms_user=getattr(submission, "from_lms", None)))
         transaction.on_commit(lambda: finished_announce(submission_ids=[submission.id]))  # once readable
     _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
+    return True
 
 
 def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:

@@ -70,6 +70,7 @@ def test_a_flood_of_looping_code_does_not_delay_another_student(
         assert graded_loop is not None
         [part] = [p for p in graded_loop.result.document["parts"] if p["part"] == "grad_z"]
         assert part["correct"] is False  # the loop was stopped and graded as the student's timeout
+        assert graded_loop.sandbox_seconds >= 1  # its wall time counts against the student's budget
     finally:  # the rest of the flood is not this session's business: take it off the lane
         Submission.objects.filter(id__in=flood, enqueued_at__isnull=True).update(
             status="error", error_reason="cancelled by the test", attempt=None)
