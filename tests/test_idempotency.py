@@ -103,5 +103,6 @@ def test_concurrent_retries_make_one_submission(live_db: None, student: Any) -> 
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert statuses == [202] * 6 and len(set(ids)) == 1
+    # 202 while it is queued; a retry that comes after a worker graded it gets it graded (200)
+    assert len(statuses) == 6 and set(statuses) <= {200, 202} and len(set(ids)) == 1
     assert Submission.objects.filter(student=student.user, idempotency_key="concurrent").count() == 1
