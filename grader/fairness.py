@@ -20,11 +20,10 @@ from django.conf import settings
 from django.db.models import Sum
 
 from config.lanes import CODE, NUMERIC
-from grader.models import Submission
+from grader.models import PENDING, Submission
 from grader.policy import _now
 
 log = logging.getLogger(__name__)
-ACTIVE = (Submission.Status.QUEUED, Submission.Status.RUNNING)
 
 
 def lane_of(*, code: object) -> str:
@@ -39,7 +38,7 @@ def sandbox_seconds_spent(*, student_id: int) -> float:
 
 
 def code_in_flight(*, student_id: int) -> int:
-    return Submission.objects.filter(student_id=student_id, lane=CODE, status__in=ACTIVE,
+    return Submission.objects.filter(student_id=student_id, lane=CODE, status__in=PENDING,
                                      enqueued_at__isnull=False).count()
 
 
@@ -50,7 +49,7 @@ def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> lis
     only when one may be released. Each release is a conditional update, so two releasers never
     enqueue the same row.
     """
-    active = list(Submission.objects.filter(student_id=student_id, lane=CODE, status__in=ACTIVE)
+    active = list(Submission.objects.filter(student_id=student_id, lane=CODE, status__in=PENDING)
                   .order_by("id").values_list("id", "status", "enqueued_at")[:1000])
     held = [row_id for row_id, status, enqueued in active if enqueued is None and status == Submission.Status.QUEUED]
     slots = settings.GRADER_CODE_IN_FLIGHT - sum(enqueued is not None for _, _, enqueued in active)

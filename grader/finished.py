@@ -190,9 +190,9 @@ def _forget(submission_id: int, event: threading.Event) -> None:
 def submission_waited(*, submission_id: int, seconds: float, user_id: Any) -> bool:
     """Whether the submission is graded or errored, waiting up to `seconds` for it (the caller has
     checked that user `user_id` may see it)."""
-    from grader.models import Submission
+    from grader.models import FINISHED
     from grader.selectors import submission_state
 
-    done = (Submission.Status.GRADED, Submission.Status.ERROR)
     return finished_wait(submission_id=submission_id, seconds=seconds,
-                         is_finished=lambda: submission_state(submission_id=submission_id) in done, holder=user_id)
+                         is_finished=lambda: submission_state(submission_id=submission_id) in FINISHED,
+                         holder=user_id)

@@ -60,6 +60,9 @@ class Result(models.Model):
         return f"{self.score:g}/{self.max_score:g} for #{self.submission_id}"
 
 
+PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)  # a worker has yet to finish it
+FINISHED = (Submission.Status.GRADED, Submission.Status.ERROR)  # it has a result or an error to show
+
 from grader.tokens import ApiToken  # noqa: E402  (registered with the grader app)
 
-__all__ = ["ApiToken", "Result", "Submission"]
+__all__ = ["FINISHED", "PENDING", "ApiToken", "Result", "Submission"]

@@ -168,12 +168,17 @@ def answers_revealed(*, user: User, assignment: Assignment) -> bool:
     return expected_revealed(assignment=assignment, policy=policy, attempts_left=left)
 
 
-def expected_shown(*, user: User, submission: Submission, staff: bool | None = None) -> bool:
+def viewer_is_staff(*, user: User, submission: Submission) -> bool:
+    """is_instructor for the submission's course, read from the row when submission_visible fetched
+    it (`viewer_staff`), else asked."""
+    staff = getattr(submission, "viewer_staff", None)
+    return is_instructor(user=user, assignment=submission.assignment) if staff is None else bool(staff)
+
+
+def expected_shown(*, user: User, submission: Submission) -> bool:
     """Expected values in this submission's result: for the course's staff always, for the student
-    who made it once the reveal policy allows, for nobody else. `staff`: is_instructor, if known."""
-    if staff is None:
-        staff = is_instructor(user=user, assignment=submission.assignment)
-    if staff:
+    who made it once the reveal policy allows, for nobody else."""
+    if viewer_is_staff(user=user, submission=submission):
         return True
     return submission.student_id == user.pk and answers_revealed(user=user, assignment=submission.assignment)
 

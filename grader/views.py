@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from assignments.answer_parsing import AnswerErrors
 from grader.finished import submission_waited
 from grader.forms import ACCEPTED_FORMATS, AnswerForm
-from grader.models import Submission
+from grader.models import PENDING, Submission
 from grader.policy import PolicyError
 from grader.selectors import (
     AssignmentRow,
@@ -28,12 +28,12 @@ from grader.selectors import (
     assignment_rows,
     expected_shown,
     health_report,
-    is_instructor,
     result_document,
     revealed_answer_key,
     submission_error,
     submission_visible,
     submissions_mine,
+    viewer_is_staff,
 )
 from grader.services import submission_create
 
@@ -60,13 +60,11 @@ def _submission_or_404(request: HttpRequest, pk: int) -> Submission:
 
 
 def _status_context(request: HttpRequest, submission: Submission) -> dict[str, Any]:
-    staff = getattr(submission, "viewer_staff", None)
-    if staff is None:
-        staff = is_instructor(user=request.user, assignment=submission.assignment)
-    shown = expected_shown(user=request.user, submission=submission, staff=staff)
+    staff = viewer_is_staff(user=request.user, submission=submission)
+    shown = staff or expected_shown(user=request.user, submission=submission)
     return {
         "submission": submission,
-        "pending": submission.status in (Submission.Status.QUEUED, Submission.Status.RUNNING),
+        "pending": submission.status in PENDING,
         "document": result_document(submission=submission, show_expected=shown),
         "error": submission_error(submission=submission, show_reason=staff),
         "show_expected": shown,
@@ -144,8 +142,7 @@ def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The small fragment the page polls until the submission is graded. The request itself waits
     for grading (up to PAGE_WAIT_S), so the page shows the result the moment the worker has it."""
     submission = _submission_or_404(request, pk)
-    pending = (Submission.Status.QUEUED, Submission.Status.RUNNING)
-    if submission.status in pending and submission_waited(submission_id=pk, seconds=PAGE_WAIT_S,
+    if submission.status in PENDING and submission_waited(submission_id=pk, seconds=PAGE_WAIT_S,
                                                           user_id=request.user.pk):
         submission = _submission_or_404(request, pk)
     context = _status_context(request, submission)

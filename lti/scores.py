@@ -37,7 +37,9 @@ def lti_score_publish_later(*, submission_id: int, student_id: int, lms_user: bo
     (the common case, run after every graded submission), or none when the caller read `lms_user`
     (`lms_user_exists`) with the submission."""
     try:
-        if lms_user is False or not (lms_user or LtiUser.objects.filter(auth_user_id=student_id).exists()):
+        if lms_user is None:
+            lms_user = LtiUser.objects.filter(auth_user_id=student_id).exists()
+        if not lms_user:
             return
         for delivery_id in score_deliveries_update(submission_id=submission_id):
             _enqueue(delivery_id)

@@ -29,7 +29,7 @@ from grader.api.serializers import (
 )
 from grader.api.staff_views import STAFF_FILTERS, staff_submissions
 from grader.finished import MAX_WAIT_S, submission_waited
-from grader.models import Submission
+from grader.models import FINISHED, Submission
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
@@ -43,12 +43,12 @@ from grader.selectors import (
     revealed_answer_key,
     submission_visible,
     submissions_mine,
+    viewer_is_staff,
 )
 from grader.services import AlreadySubmitted, submission_create
 
 HISTORY_LIMIT = 200
 IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,64}")
-FINISHED = (Submission.Status.GRADED, Submission.Status.ERROR)
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
 
@@ -160,12 +160,10 @@ class SubmissionCollection(APIView):
 def _submission_response(request: Request, submission: Submission, **kwargs: Any) -> Response:
     """The submission as its viewer may see it. A pending one shows neither a result nor an error, so
     a poll of it skips the policy checks; a finished one knows whether the viewer is staff from its row."""
-    staff = submission.status in FINISHED and getattr(submission, "viewer_staff", None)
-    if staff is None:
-        staff = is_instructor(user=request.user, assignment=submission.assignment)
+    finished = submission.status in FINISHED
+    staff = finished and viewer_is_staff(user=request.user, submission=submission)
     context = {"request": request, "show_reason": staff,
-               "show_expected": submission.status in FINISHED and expected_shown(
-                   user=request.user, submission=submission, staff=staff)}
+               "show_expected": finished and (staff or expected_shown(user=request.user, submission=submission))}
     return Response(SubmissionSerializer(submission, context=context).data, **kwargs)
 
 
