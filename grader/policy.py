@@ -8,9 +8,11 @@ from enum import Enum
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from assignments.models import Assignment, Extension
+from config.prepared import prepared_query
 
 
 def _now() -> datetime:
@@ -26,10 +28,15 @@ LOOKUP = _Lookup.LOOKUP  # the student's extension is read from the database; ca
 Known = Extension | None | Literal[_Lookup.LOOKUP]
 
 
+@prepared_query
+def _extension(assignment_id: int, student_id: int) -> QuerySet[Extension]:
+    return Extension.objects.filter(assignment_id=assignment_id, student_id=student_id).order_by("pk")[:1]
+
+
 def extension_of(*, assignment: Assignment, student_id: int | None) -> Extension | None:
     if student_id is None:
         return None
-    return Extension.objects.filter(assignment=assignment, student_id=student_id).first()
+    return next(iter(_extension(assignment_id=assignment.id, student_id=student_id)), None)
 
 
 class PolicyError(Exception):

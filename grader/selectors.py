@@ -18,8 +18,9 @@ from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
-from assignments.models import Assignment, Membership
+from assignments.models import Assignment, Membership, Part
 from assignments.variants import params_for_student
+from config.prepared import prefetched, prepared_query
 from grader.answer_key import AnswerKey, answer_key
 from grader.models import Result, Submission
 from grader.policy import (
@@ -82,18 +83,15 @@ class AssignmentRow:
         return self.attempts_used >= self.assignment.hints_after
 
 
-def _courses(user: User, *, role: str | None = None) -> QuerySet[Membership]:
-    memberships = Membership.objects.filter(user_id=user.pk)
-    if role:
-        memberships = memberships.filter(role=role)
-    return memberships.values("course")
-
-
 def assignments_visible(*, user: User) -> QuerySet[Assignment]:
     """Published assignments of the user's courses, plus every assignment of courses they teach."""
+    return _visible_to(user.pk)
+
+
+def _visible_to(user_id: int | None) -> QuerySet[Assignment]:
     return Assignment.objects.filter(
-        Q(course__in=_courses(user), published=True)
-        | Q(course__in=Membership.objects.filter(user_id=user.pk, role__in=STAFF_ROLES).values("course"))
+        Q(course__in=Membership.objects.filter(user_id=user_id).values("course"), published=True)
+        | Q(course__in=Membership.objects.filter(user_id=user_id, role__in=STAFF_ROLES).values("course"))
     ).filter(archived_at=None).select_related("course")
 
 
@@ -135,7 +133,26 @@ def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
 def assignment_visible(*, user: User, slug: str) -> Assignment | None:
     """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
     needs, without the per-student figures of a row."""
-    return assignments_visible(user=user).filter(slug=slug).prefetch_related("parts").first()
+    found: list[Assignment] = _visible_by_slug(user_id=user.pk, slug=slug)
+    if not found:
+        return None
+    assignment_parts_attach(found[0])
+    return found[0]
+
+
+@prepared_query
+def _visible_by_slug(user_id: int, slug: str) -> QuerySet[Assignment]:
+    return _visible_to(user_id).filter(slug=slug)[:1]  # every submission asks
+
+
+@prepared_query
+def _parts_of(assignment_id: int) -> QuerySet[Part]:
+    return Part.objects.filter(assignment_id=assignment_id)
+
+
+def assignment_parts_attach(assignment: Assignment) -> None:
+    """Read the assignment's parts into it, as prefetch_related("parts") would, by a prepared query."""
+    prefetched(assignment, "parts", _parts_of(assignment_id=assignment.id))
 def revealed_answer_key(*, row: AssignmentRow, user: User) -> AnswerKey | None:
     """The answer key of this user's own values when the reveal policy allows it now, else None."""
     if not row.answers_shown or user.pk is None:
@@ -194,11 +211,23 @@ def submissions_visible(*, user: User) -> QuerySet[Submission]:
 def submission_visible(*, user: User, submission_id: int) -> Submission | None:
     """One's own submission by the short query (what every status poll asks), else through the staff rule.
     The row carries `viewer_staff`: whether the user teaches its course (what is_instructor would say)."""
-    staff = Exists(Membership.objects.filter(user_id=user.pk, course_id=OuterRef("assignment__course_id"),
-                                             role__in=STAFF_ROLES))
-    own = Submission.objects.select_related("assignment", "result", "student").annotate(viewer_staff=staff).filter(
-        id=submission_id, student_id=user.pk).first()
-    return own or submissions_visible(user=user).annotate(viewer_staff=staff).filter(id=submission_id).first()
+    own: list[Submission] = _own_submission(submission_id=submission_id, user_id=user.pk)
+    if own:
+        return own[0]
+    return submissions_visible(user=user).annotate(viewer_staff=_staff_of_course(user.pk)).filter(
+        id=submission_id).first()
+
+
+def _staff_of_course(user_id: int | None) -> Exists:
+    """For a query over submissions: whether the user teaches the submission's course."""
+    return Exists(Membership.objects.filter(user_id=user_id, course_id=OuterRef("assignment__course_id"),
+                                            role__in=STAFF_ROLES))
+
+
+@prepared_query
+def _own_submission(submission_id: int, user_id: int) -> QuerySet[Submission]:
+    return Submission.objects.select_related("assignment", "result", "student").annotate(
+        viewer_staff=_staff_of_course(user_id)).filter(id=submission_id, student_id=user_id)[:1]  # every poll
 
 
 def submission_state(*, submission_id: int) -> str | None:

@@ -9,13 +9,13 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from assignments.answer_grading import Graded, answers_grade, wrong_highlight
 from assignments.answer_parsing import answers_parse
@@ -23,6 +23,7 @@ from assignments.models import Assignment, Extension, Membership, Variant
 from assignments.reference import ReferenceError
 from assignments.variants import params_for_student, variant_id_for, variant_ready
 from config.lanes import CODE, NUMERIC, queue_name
+from config.prepared import prepared_query, prepared_update
 from grader.fairness import held_release, lane_of, students_with_held
 from grader.finished import finished_announce
 from grader.models import Result, Submission
@@ -37,6 +38,7 @@ from grader.policy import (
     extra_attempts,
     window_at,
 )
+from grader.selectors import assignment_parts_attach
 from lti.scores import lms_user_exists, lti_score_publish_later
 
 log = logging.getLogger(__name__)
@@ -57,11 +59,16 @@ def _replayed(*, student: AbstractBaseUser, assignment: Assignment, answers: Map
     """Raises AlreadySubmitted when the student made a submission with this key."""
     if key is None:
         return
-    earlier = Submission.objects.filter(student=student, idempotency_key=key).first()
+    earlier = next(iter(_keyed(student_id=student.pk, key=key)), None)
     if earlier is not None:
         same = earlier.assignment_id == assignment.id and earlier.answers == dict(answers) \
             and earlier.code == dict(code)
         raise AlreadySubmitted(earlier, same=same)
+
+
+@prepared_query
+def _keyed(student_id: int, key: str) -> QuerySet[Submission]:
+    return Submission.objects.filter(student_id=student_id, idempotency_key=key)[:1]
 
 
 def submission_create(
@@ -117,19 +124,30 @@ def _stored(*, student: AbstractBaseUser, assignment: Assignment, answers: Mappi
 
 
 def _lock_membership(*, student: AbstractBaseUser, assignment: Assignment) -> None:
-    """Serialises a student's submissions so attempt numbers never collide."""
-    locked = Membership.objects.select_for_update().filter(user=student, course_id=assignment.course_id)
-    if not locked.exists():
+    """Serialises a student's submissions so attempt numbers never collide. Call inside a transaction."""
+    if not _membership_locked(user_id=student.pk, course_id=assignment.course_id):
         raise PolicyError("You are not enrolled in the course of this assignment.")
+
+
+@prepared_query
+def _membership_locked(user_id: int, course_id: int) -> QuerySet[Membership]:
+    return Membership.objects.select_for_update().filter(user_id=user_id, course_id=course_id).values_list(
+        "id", flat=True)[:1]
 
 
 def _recent_counts(*, student: AbstractBaseUser, assignment: Assignment) -> dict[str, int]:
     """In one query: attempts used on this assignment, and submissions in the last minute overall and on it."""
-    recent = Q(created_at__gte=_now() - timedelta(minutes=1))
-    here = Q(assignment=assignment)
-    return Submission.objects.filter(student=student).aggregate(
+    since = _now() - timedelta(minutes=1)
+    counts: list[dict[str, int]] = _counts(student_id=student.pk, assignment_id=assignment.id, since=since)
+    return counts[0] if counts else {"used": 0, "recent": 0, "recent_here": 0}
+
+
+@prepared_query
+def _counts(student_id: int, assignment_id: int, since: datetime) -> QuerySet[Submission, dict[str, int]]:
+    recent, here = Q(created_at__gte=since), Q(assignment_id=assignment_id)
+    return Submission.objects.filter(student_id=student_id).values("student_id").annotate(
         used=Count("id", filter=here & Q(attempt__isnull=False)), recent=Count("id", filter=recent),
-        recent_here=Count("id", filter=recent & here))
+        recent_here=Count("id", filter=recent & here)).values("used", "recent", "recent_here").order_by()
 
 
 def _check_rate(*, assignment: Assignment, counts: dict[str, int]) -> None:
@@ -169,10 +187,14 @@ def _release(student_id: int) -> list[int]:
 def submission_claim(*, submission_id: int) -> uuid.UUID | None:
     """Move queued → running for exactly one worker run; None when someone else has it."""
     token = uuid.uuid4()
-    claimed = Submission.objects.filter(id=submission_id, status=Submission.Status.QUEUED).update(
-        status=Submission.Status.RUNNING, claim=token, started_at=_now(), deliveries=F("deliveries") + 1
-    )
+    claimed = _claim(submission_id=submission_id, token=token, now=_now())
     return token if claimed == 1 else None
+
+
+@prepared_update
+def _claim(submission_id: int, token: uuid.UUID, now: datetime) -> tuple[QuerySet[Submission], dict[str, Any]]:
+    return Submission.objects.filter(id=submission_id, status=Submission.Status.QUEUED), {
+        "status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
 
 
 def submission_grade(*, submission_id: int) -> None:
@@ -209,12 +231,20 @@ def _grading_row(*, submission_id: int) -> Submission:
     """The submission with what grading reads, in two queries: its assignment (without the draft) and
     parts, its variant without the analyses (parsed once per process, assignments/variants.py), and
     whether the student has an extension or came from an LMS (most have neither: no further query)."""
+    found: list[Submission] = _for_grading(submission_id=submission_id)
+    if not found:
+        raise Submission.DoesNotExist(f"no submission {submission_id}")
+    assignment_parts_attach(found[0].assignment)
+    return found[0]
+
+
+@prepared_query
+def _for_grading(submission_id: int) -> QuerySet[Submission]:
     extension = Extension.objects.filter(assignment_id=OuterRef("assignment_id"), student_id=OuterRef("student_id"))
     return (Submission.objects.select_related("assignment", "variant")
             .defer("assignment__draft", "variant__analysis", "variant__point_analyses")
-            .prefetch_related("assignment__parts")
             .annotate(has_extension=Exists(extension), from_lms=lms_user_exists())
-            .get(id=submission_id))
+            .filter(id=submission_id))
 
 
 def _extension_known(submission: Submission) -> Known:
@@ -259,9 +289,12 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
     timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
     with transaction.atomic():
         graded_at = _now()
-        owned = Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING)
-        if not owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant,  # graded with
-                            **timing):
+        if timing:
+            owned = Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING)
+            changed = owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant, **timing)
+        else:
+            changed = _mark_graded(submission_id=submission.id, token=token, now=graded_at, variant_id=variant.id)
+        if not changed:
             return False  # the sweeper handed the row to another run; its result wins
         Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
             [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],
@@ -272,6 +305,14 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
         transaction.on_commit(lambda: finished_announce(submission_ids=[submission.id]))  # once readable
     _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
     return True
+
+
+@prepared_update
+def _mark_graded(submission_id: int, token: uuid.UUID, now: datetime,
+                 variant_id: int) -> tuple[QuerySet[Submission], dict[str, Any]]:
+    """Graded, with the variant graded with, if this run still owns the row."""
+    owned = Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING)
+    return owned, {"status": Submission.Status.GRADED, "graded_at": now, "variant_id": variant_id}
 
 
 def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:

@@ -22,12 +22,15 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.signals import user_login_failed
 from django.db import models
+from django.db.models import QuerySet
 from django.dispatch import receiver
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
+
+from config.prepared import prepared_query
 
 log = logging.getLogger(__name__)
 KEYWORD = "Token"
@@ -74,11 +77,16 @@ def tokens_revoke(*, user: AbstractBaseUser) -> int:
     return ApiToken.objects.filter(user=user, revoked_at=None).update(revoked_at=timezone.now())
 
 
+@prepared_query
+def _token_by_hash(key_hash: str) -> QuerySet[ApiToken]:
+    return ApiToken.objects.select_related("user").filter(key_hash=key_hash)[:1]  # every API request asks
+
+
 def token_user(*, key: str) -> AbstractBaseUser | None:
     """The active user of an unexpired, unrevoked key; None otherwise."""
     if not key or len(key) > 200:
         return None
-    token = ApiToken.objects.select_related("user").filter(key_hash=_hash(key)).first()
+    token = next(iter(_token_by_hash(key_hash=_hash(key))), None)
     if token is None or not token.is_active or not token.user.is_active:
         return None
     now = timezone.now()
