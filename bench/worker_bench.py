@@ -6,6 +6,7 @@ ratio is the cost of the broker and the worker pool.
 
     .venv/bin/python bench/worker_bench.py            # 600 submissions, -c 2
     .venv/bin/python bench/worker_bench.py -n 2000 -c 4
+    .venv/bin/python bench/worker_bench.py --pool solo -c 1 --prefetch 4   # other pool shapes
 """
 
 from __future__ import annotations
@@ -54,16 +55,17 @@ def queued_submissions(count: int) -> list[int]:
     return held
 
 
-def drain(ids: list[int], queue: str, concurrency: int) -> float:
+def drain(ids: list[int], queue: str, concurrency: int, pool: str = "prefork", prefetch: int = 1) -> float:
     """Publish every message, start the worker, and return graded/s from the database timestamps."""
     from grader.models import Submission
     from grader.tasks import grade_submission
 
     for submission_id in ids:
         grade_submission.delay(submission_id)
-    worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue,
-                               "-c", str(concurrency), "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
-                              cwd=ROOT, env=dict(os.environ), start_new_session=True)
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", str(concurrency),
+               "--pool", pool, "--prefetch-multiplier", str(prefetch), "--without-gossip", "--without-mingle",
+               "--loglevel", "WARNING"]
+    worker = subprocess.Popen(command, cwd=ROOT, env=dict(os.environ), start_new_session=True)
     try:
         deadline = time.monotonic() + 300
         while Submission.objects.filter(id__in=ids, status="graded").count() < len(ids):
@@ -92,6 +94,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", type=int, default=600)
     parser.add_argument("-c", "--concurrency", type=int, default=2)
+    parser.add_argument("--pool", choices=("prefork", "threads", "solo"), default="prefork",
+                        help="the worker pool (run.sh and compose run the numeric lane with prefork)")
+    parser.add_argument("--prefetch", type=int, default=1, help="messages each pool process reserves ahead")
     args = parser.parse_args()
     queue = f"worker-bench-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="worker-bench-") as tmp:
@@ -105,11 +110,11 @@ def main() -> None:
                               package_dirs=(str(ROOT / "chainrule"),), uid_base=62800)
         try:
             call_command("load_assignments", verbosity=0)
-            rate = drain(queued_submissions(args.n), queue, args.concurrency)
+            rate = drain(queued_submissions(args.n), queue, args.concurrency, args.pool, args.prefetch)
             baseline = in_process(min(args.n, 300))
         finally:
             stop_server(server)
-    print(f"worker pool (-c {args.concurrency}): {rate:7.1f} graded/s   "
+    print(f"worker pool ({args.pool}, -c {args.concurrency}, prefetch {args.prefetch}): {rate:7.1f} graded/s   "
           f"in-process service, one process: {baseline:7.1f} graded/s   ratio {rate / baseline:.2f}×")
 
 

@@ -7,9 +7,11 @@ query builds its queryset once from placeholder values, compiles it, and afterwa
 call's values into the compiled parameters; the ORM still reads the rows into model instances.
 
 The build function must give a queryset of the same shape whatever the values: each value used with
-exact lookups or as an update value, never None or a list (those change the SQL). The first compile
-checks this (a second compile with other placeholders must differ only where they went), and a call
-whose values are not of the declared type runs the queryset the ordinary way.
+exact lookups or as an update value, never None or a list (those change the SQL), never a part of a
+value (its date, a prefix); and it must read nothing else (no database, no clock). The first compile
+checks what it can: three compiles with very different placeholders must give the same SQL and
+differ only where the values went. A call whose values do not fit (another type, None, an int
+beyond 64 bits, a naive datetime) runs the queryset the ordinary way.
 """
 
 from __future__ import annotations
@@ -23,13 +25,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from django.conf import settings
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Model, QuerySet
 from django.db.models.sql import UpdateQuery
+from django.db.transaction import TransactionManagementError
+from django.utils import timezone
 
 R = TypeVar("R")  # what a row of the queryset is: a model instance, a dict, a value
 Adapt = Callable[[Any, Any], Any]  # (value, connection) -> the parameter the compiler would make
 TYPES: tuple[type, ...] = (int, str, datetime, uuid.UUID)
+ROUNDS = 3
+INT64 = range(-(2**63), 2**63)
 
 
 class PreparedError(Exception):
@@ -37,15 +45,19 @@ class PreparedError(Exception):
 
 
 def _placeholder(kind: type, index: int, round_: int) -> Any:
-    """A value no real row or constant in our queries has, distinct per parameter and per round."""
-    n = 7_340_000_000_000 + 1000 * round_ + index
+    """A value distinct per parameter and per round, and unlike the other rounds in everything a build
+    function might take from it (size, digits, length, prefix, date, hour), so that SQL depending on
+    more than the value itself shows up as a difference. Ints stay within every integer column's
+    range (a smallint's: Django compiles an out-of-range lookup away)."""
     if kind is int:
-        return n
+        return (20011, 301, 9007)[round_] + 13 * index
     if kind is str:
-        return f"\x00prepared-{round_}-{index}\x00"
+        return ("\x00p{}\x00", "~prepared value, round two, {}~", "Zz-{}-zZ\t")[round_].format(index)
     if kind is datetime:
-        return datetime(1901, 1, 1, tzinfo=UTC) + timedelta(seconds=n % 10_000_000)
-    return uuid.UUID(int=n)
+        start = (datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC), datetime(1987, 11, 23, 19, 41, 53, tzinfo=UTC),
+                 datetime(2043, 7, 15, 9, 12, 31, tzinfo=UTC))[round_]
+        return start + timedelta(seconds=index)
+    return uuid.UUID(int=(0x1F, 0xABCDEF << 80, 0x77 << 40)[round_] + index)
 
 
 def _adapters() -> list[Adapt]:
@@ -60,17 +72,16 @@ def _adapters() -> list[Adapt]:
 class _Compiled:
     sql: str
     params: tuple[Any, ...]
-    slots: dict[str, tuple[tuple[int, ...], Adapt]]  # name -> (positions in params, adapter)
+    slots: dict[str, tuple[tuple[int, Adapt], ...]]  # name -> (position in params, adapter there), …
     template: Any  # the compiled queryset (select) or UpdateQuery (update)
     compiler: Any
     converters: dict[int, Any]  # a select's column converters (from_db_value), found once
 
     def params_for(self, values: dict[str, Any], connection: Any) -> list[Any]:
         params = list(self.params)
-        for name, (positions, adapt) in self.slots.items():
-            value = adapt(values[name], connection)
-            for position in positions:
-                params[position] = value
+        for name, places in self.slots.items():
+            for position, adapt in places:
+                params[position] = adapt(values[name], connection)
         return params
 
 
@@ -89,8 +100,7 @@ class _Preparable:
     def _usable(self, values: dict[str, Any]) -> bool:
         """The values fit the compiled shape (else the call runs the ordinary way)."""
         return values.keys() == self.kinds.keys() and all(
-            isinstance(values[name], kind) and not (kind is int and isinstance(values[name], bool))
-            for name, kind in self.kinds.items())
+            _fits(values[name], kind) for name, kind in self.kinds.items())
 
     def _get(self, alias: str) -> _Compiled:
         connection = connections[alias]
@@ -103,41 +113,75 @@ class _Preparable:
         return compiled
 
     def _compile(self, alias: str, connection: Any) -> _Compiled:
+        name = self.build.__qualname__
         rounds = []
-        for round_ in (0, 1):
-            values = {name: _placeholder(kind, i, round_) for i, (name, kind) in enumerate(self.kinds.items())}
-            template, compiler = self._template(alias, values)
-            sql, params = compiler.as_sql()
+        for round_ in range(ROUNDS):
+            values = {key: _placeholder(kind, i, round_) for i, (key, kind) in enumerate(self.kinds.items())}
+            try:
+                template, compiler = self._template(alias, values)
+                sql, params = compiler.as_sql()
+            except (EmptyResultSet, FullResultSet) as exc:  # a value compiled away: no SQL to reuse
+                raise PreparedError(f"{name}: the query compiles to nothing for some values") from exc
             rounds.append((values, template, compiler, sql, tuple(params)))
-        (values, template, compiler, sql, params), (other_values, _, _, other_sql, other_params) = rounds
-        if sql != other_sql or len(params) != len(other_params):
-            raise PreparedError(f"{self.build.__qualname__}: the SQL depends on the values")
-        slots = {name: _slot(name, values[name], other_values[name], params, other_params, connection)
-                 for name in self.kinds}
-        used = {position for positions, _ in slots.values() for position in positions}
-        if any(params[i] != other_params[i] for i in range(len(params)) if i not in used):
-            raise PreparedError(f"{self.build.__qualname__}: a parameter changed that no value explains")
+        values, template, compiler, sql, params = rounds[0]
+        if any(other[3] != sql or len(other[4]) != len(params) for other in rounds[1:]):
+            raise PreparedError(f"{name}: the SQL depends on the values")
+        slots = {key: _slot(key, [r[0][key] for r in rounds], [r[4] for r in rounds], connection)
+                 for key in self.kinds}
+        used = {position for places in slots.values() for position, _ in places}
+        if any(other[4][i] != params[i] for other in rounds[1:] for i in range(len(params)) if i not in used):
+            raise PreparedError(f"{name}: a parameter changed that no value explains")
         converters = {}
         if getattr(compiler, "select", None) is not None:  # a select: its columns' converters, once
             converters = compiler.get_converters([column[0] for column in compiler.select[0:compiler.col_count]])
+        compiler.connection = None  # each call binds its own thread's connection (_bound)
         return _Compiled(sql, params, slots, template, compiler, converters)
 
     def _template(self, alias: str, values: dict[str, Any]) -> tuple[Any, Any]:
         raise NotImplementedError
 
 
-def _slot(name: str, value: Any, other: Any, params: Sequence[Any], other_params: Sequence[Any],
-          connection: Any) -> tuple[tuple[int, ...], Adapt]:
-    """Where the value `name` went in the parameters, and how the compiler adapted it."""
+def _slot(name: str, values: Sequence[Any], params: Sequence[Sequence[Any]],
+          connection: Any) -> tuple[tuple[int, Adapt], ...]:
+    """Where the value `name` went in the parameters (the same places in every round), and how the
+    compiler adapted it at each place."""
+    places = []
+    for position, param in enumerate(params[0]):
+        adapt = _adapter(param, values[0], connection)
+        if adapt is not None and all(_same(round_params[position], adapt(value, connection))
+                                     for round_params, value in zip(params, values, strict=True)):
+            places.append((position, adapt))
+    if not places:
+        raise PreparedError(f"the value {name!r} is not a plain parameter of the SQL")
+    return tuple(places)
+
+
+def _adapter(param: Any, value: Any, connection: Any) -> Adapt | None:
+    """How `value` became `param`, if it did: one of _adapters, or a typed wrapper of it (psycopg's
+    Int4 for an integer column)."""
     for adapt in _adapters():
         try:
-            made, other_made = adapt(value, connection), adapt(other, connection)
+            if _same(param, adapt(value, connection)):
+                return adapt
         except (AttributeError, TypeError, ValueError):
             continue
-        positions = tuple(i for i, p in enumerate(params) if _same(p, made))
-        if positions and all(_same(other_params[i], other_made) for i in positions):
-            return positions, adapt
-    raise PreparedError(f"the value {name!r} is not a plain parameter of the SQL")
+    wrapper = type(param)
+    if wrapper is not type(value) and isinstance(param, type(value)) and param == value:
+        return lambda v, c: wrapper(v)
+    return None
+
+
+def _fits(value: Any, kind: type) -> bool:
+    """A value the compiled SQL takes as the placeholder was taken: the declared type, an int within 64
+    bits (Django compiles a larger one away), an aware datetime (Django reads a naive one in
+    TIME_ZONE, which the adapter does not)."""
+    if not isinstance(value, kind) or isinstance(value, bool):
+        return False
+    if kind is int:
+        return value in INT64
+    if kind is datetime:
+        return not settings.USE_TZ or timezone.is_aware(value)
+    return True
 
 
 def _same(param: Any, made: Any) -> bool:
@@ -155,8 +199,12 @@ class PreparedQuery(_Preparable, Generic[R]):
             return list(self.build(**values))
         alias = DEFAULT_DB_ALIAS
         compiled = self._get(alias)
+        connection = connections[alias]
+        if compiled.template.query.select_for_update and connection.features.has_select_for_update \
+                and connection.get_autocommit():  # what the compiler would say; the lock would be no lock
+            raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
         queryset = compiled.template._chain()
-        params = compiled.params_for(values, connections[alias])
+        params = compiled.params_for(values, connection)
         queryset.query.get_compiler = lambda *args, **kwargs: _bound(compiled, alias, params)
         return list(queryset)
 
@@ -214,13 +262,13 @@ def prepared_update(build: Callable[..., tuple[QuerySet[Any], dict[str, Any]]]) 
 def prefetched(instance: Model, name: str, rows: list[Any]) -> None:
     """Attach `rows` as if `prefetch_related(name)` had read them (a reverse foreign key), each row
     pointing back at `instance`, so `instance.<name>.all()` runs no query."""
-    manager = getattr(type(instance), name)
-    field = manager.field  # the foreign key on the rows' model
-    for row in rows:
-        field.set_cached_value(row, instance)
-    queryset = field.model._default_manager.all()
-    queryset._result_cache, queryset._prefetch_done = rows, True
+    field = getattr(type(instance), name).field  # the foreign key on the rows' model
     cache = getattr(instance, "_prefetched_objects_cache", None)
     if cache is None:
         cache = instance._prefetched_objects_cache = {}
+    cache.pop(field.remote_field.cache_name, None)
+    queryset = getattr(instance, name).get_queryset()  # filtered to the instance, as Django caches it
+    for row in rows:
+        field.set_cached_value(row, instance)
+    queryset._result_cache, queryset._prefetch_done = rows, True
     cache[field.remote_field.cache_name] = queryset

@@ -226,7 +226,7 @@ def _staff_of_course(user_id: int | None) -> Exists:
 
 @prepared_query
 def _own_submission(submission_id: int, user_id: int) -> QuerySet[Submission]:
-    return Submission.objects.select_related("assignment", "result", "student").annotate(
+    return Submission.objects.select_related("assignment", "result", "student").defer("assignment__draft").annotate(
         viewer_staff=_staff_of_course(user_id)).filter(id=submission_id, student_id=user_id)[:1]  # every poll
 
 

@@ -289,9 +289,9 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
     timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
     with transaction.atomic():
         graded_at = _now()
-        if timing:
-            owned = Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING)
-            changed = owned.update(status=Submission.Status.GRADED, graded_at=graded_at, variant=variant, **timing)
+        if timing:  # a code submission: its sandbox time with it (rarer; the sandbox job dominates anyway)
+            changed = _owned(submission_id=submission.id, token=token).update(
+                status=Submission.Status.GRADED, graded_at=graded_at, variant=variant, **timing)
         else:
             changed = _mark_graded(submission_id=submission.id, token=token, now=graded_at, variant_id=variant.id)
         if not changed:
@@ -311,8 +311,13 @@ def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, 
 def _mark_graded(submission_id: int, token: uuid.UUID, now: datetime,
                  variant_id: int) -> tuple[QuerySet[Submission], dict[str, Any]]:
     """Graded, with the variant graded with, if this run still owns the row."""
-    owned = Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING)
-    return owned, {"status": Submission.Status.GRADED, "graded_at": now, "variant_id": variant_id}
+    return _owned(submission_id=submission_id, token=token), {
+        "status": Submission.Status.GRADED, "graded_at": now, "variant_id": variant_id}
+
+
+def _owned(*, submission_id: int, token: uuid.UUID) -> QuerySet[Submission]:
+    """The row while this run's claim holds it: every write of a result, an error or a requeue goes through it."""
+    return Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING)
 
 
 def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:
@@ -333,7 +338,7 @@ def _requeue_later(*, submission: Submission, token: uuid.UUID) -> None:
 
     delay_s = min(5.0 * submission.deliveries, 30.0)
 
-    if Submission.objects.filter(id=submission.id, claim=token, status=Submission.Status.RUNNING).update(
+    if _owned(submission_id=submission.id, token=token).update(
             status=Submission.Status.QUEUED, claim=None, enqueued_at=_now()):
         log.warning("sandbox unavailable; submission requeued", extra={"submission_id": submission.id})
         try:
@@ -345,7 +350,7 @@ def _requeue_later(*, submission: Submission, token: uuid.UUID) -> None:
 
 def _finish_error(*, submission_id: int, token: uuid.UUID, reason: str) -> None:
     """Infrastructure failure: marked as such, and it costs the student no attempt."""
-    if Submission.objects.filter(id=submission_id, claim=token, status=Submission.Status.RUNNING).update(
+    if _owned(submission_id=submission_id, token=token).update(
             status=Submission.Status.ERROR, error_reason=reason[:2000], attempt=None, graded_at=_now()):
         finished_announce(submission_ids=[submission_id])
 

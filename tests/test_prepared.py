@@ -4,6 +4,7 @@ ordinary queryset would, for any values, and refuse a queryset whose SQL depends
 from __future__ import annotations
 
 import uuid
+import warnings
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -116,7 +117,7 @@ def test_prefetched_rows_serve_the_related_manager_without_a_query() -> None:
 @pytest.mark.parametrize("build", [
     lambda slug: Assignment.objects.filter(slug__contains=slug),  # the value is not the parameter: '%…%'
     lambda slug: Assignment.objects.filter(  # which column depends on the value: another SQL
-        **{"slug" if slug.startswith("\x00prepared-0") else "title": slug}),
+        **{"slug" if slug.startswith("~") else "title": slug}),
 ], ids=["wrapped", "shape"])
 def test_a_queryset_whose_sql_depends_on_the_value_is_refused(build: Any) -> None:
     def typed(slug: str) -> QuerySet[Assignment]:
@@ -153,3 +154,85 @@ def test_the_status_poll_is_one_query_and_sees_only_ones_own(student: Any, other
         own = submission_visible(user=student.user, submission_id=submission_id)
     assert own is not None and own.id == submission_id and len(queries) == 1
     assert submission_visible(user=other_student.user, submission_id=submission_id) is None
+
+
+@pytest.mark.django_db
+def test_an_id_beyond_64_bits_is_a_404_not_a_500(student: Any) -> None:
+    for path in (f"/api/v1/submissions/{2**64}/", f"/api/v1/submissions/{2**64}/graph.svg"):
+        assert api(student).get(path).status_code == 404
+    assert submission_visible(user=student.user, submission_id=-(2**70)) is None
+
+
+@pytest.mark.django_db
+def test_a_value_compared_with_a_small_integer_column_keeps_that_branch(student: Any) -> None:
+    """A placeholder beyond a column's range would let Django compile that branch away (PostgreSQL)."""
+    submission_id = _submit(student)
+
+    @prepared_query
+    def by_id_or_attempt(n: int) -> QuerySet[Submission]:
+        return Submission.objects.filter(Q(id=n) | Q(attempt=n), student_id__isnull=False)
+
+    attempt = Submission.objects.get(id=submission_id).attempt
+    assert attempt is not None
+    assert {s.id for s in by_id_or_attempt(n=attempt)} == {s.id for s in by_id_or_attempt.build(n=attempt)}
+    assert submission_id in {s.id for s in by_id_or_attempt(n=attempt)}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("build", [
+    lambda since: Submission.objects.filter(created_at__lte=since, created_at__date=since.date()),  # its date
+    lambda since: Submission.objects.filter(created_at__lte=since, attempt=since.hour),  # its hour
+], ids=["date", "hour"])
+def test_a_queryset_using_part_of_a_value_is_refused(build: Any) -> None:
+    def typed(since: datetime) -> QuerySet[Submission]:
+        return build(since)
+
+    with pytest.raises(PreparedError):
+        PreparedQuery(typed)(since=timezone.now())
+
+
+@pytest.mark.django_db
+def test_a_queryset_using_a_prefix_of_a_string_is_refused() -> None:
+    def typed(key: str) -> QuerySet[Submission]:
+        return Submission.objects.filter(idempotency_key=key, error_reason=key[:9])
+
+    with pytest.raises(PreparedError):
+        PreparedQuery(typed)(key="client-key-1")
+
+
+@pytest.mark.django_db
+def test_a_naive_datetime_is_read_in_time_zone_as_the_orm_reads_it(student: Any, settings: Any) -> None:
+    settings.TIME_ZONE = "America/New_York"
+    _submit(student)
+
+    @prepared_query
+    def since(at: datetime) -> QuerySet[Submission]:
+        return Submission.objects.filter(created_at__gte=at)
+
+    naive = timezone.now().replace(tzinfo=None) + timedelta(hours=1)  # an hour ahead as UTC; behind in New York
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # Django warns about the naive value, as it should
+        assert [s.id for s in since(at=naive)] == [s.id for s in since.build(at=naive)]
+
+
+@pytest.mark.django_db
+def test_prefetched_rows_still_filter_to_their_instance() -> None:
+    assignment = Assignment.objects.get(slug="visual-walkthrough")
+    prefetched(assignment, "parts", list(Part.objects.filter(assignment=assignment)))
+    assert Part.objects.exclude(assignment=assignment).exists()
+    assert assignment.parts.filter(points__gte=0).count() == Part.objects.filter(assignment=assignment).count()
+
+
+def test_a_prepared_lock_outside_a_transaction_is_refused_where_locks_exist(live_db: None, student: Any) -> None:
+    """Real autocommit (no test transaction around it): FOR UPDATE there would lock nothing."""
+    @prepared_query
+    def locked(user_id: int) -> QuerySet[Any]:
+        return Membership.objects.select_for_update().filter(user_id=user_id).values_list("id", flat=True)[:1]
+
+    with transaction.atomic():
+        assert locked(user_id=student.user.pk)  # compiled inside the transaction
+    if not connection.features.has_select_for_update:
+        assert locked(user_id=student.user.pk)  # SQLite has no row locks: it serialises writers instead
+        return
+    with pytest.raises(transaction.TransactionManagementError):
+        locked(user_id=student.user.pk)
