@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db.models import QuerySet, Sum
 
 from config.lanes import CODE, NUMERIC
+from config.prepared import prepared_query, prepared_update
 from grader.models import PENDING, Submission
 from grader.policy import _now
 
@@ -49,8 +51,7 @@ def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> lis
     only when one may be released. Each release is a conditional update, so two releasers never
     enqueue the same row.
     """
-    active = list(Submission.objects.filter(student_id=student_id, lane=CODE, status__in=PENDING)
-                  .order_by("id").values_list("id", "status", "enqueued_at")[:1000])
+    active: list[tuple[int, str, datetime | None]] = _active_code(student_id=student_id)
     held = [row_id for row_id, status, enqueued in active if enqueued is None and status == Submission.Status.QUEUED]
     slots = settings.GRADER_CODE_IN_FLIGHT - sum(enqueued is not None for _, _, enqueued in active)
     if slots <= 0 or not held:
@@ -64,11 +65,23 @@ def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> lis
         return []
     released = []
     for submission_id in held[:slots]:
-        if Submission.objects.filter(id=submission_id, enqueued_at__isnull=True,
-                                     status=Submission.Status.QUEUED).update(enqueued_at=_now()):
+        if _release_held(submission_id=submission_id, now=_now()):
             enqueue(submission_id, CODE)
             released.append(submission_id)
     return released
+
+
+@prepared_query
+def _active_code(student_id: int) -> QuerySet[Any]:
+    """Every code submission finishing asks (the web on commit, the worker when done)."""
+    return (Submission.objects.filter(student_id=student_id, lane=CODE, status__in=PENDING)
+            .order_by("id").values_list("id", "status", "enqueued_at")[:1000])
+
+
+@prepared_update
+def _release_held(submission_id: int, now: datetime) -> tuple[QuerySet[Submission], dict[str, Any]]:
+    held = Submission.objects.filter(id=submission_id, enqueued_at__isnull=True, status=Submission.Status.QUEUED)
+    return held, {"enqueued_at": now}
 
 
 def students_with_held() -> list[int]:
