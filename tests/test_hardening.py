@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,6 +113,26 @@ def _settings_import(**env: str) -> subprocess.CompletedProcess[str]:
 def test_without_a_secret_key_nothing_starts() -> None:
     out = _settings_import()
     assert out.returncode != 0 and "SECRET_KEY must be set" in out.stderr
+
+
+def test_manage_py_beside_make_run_uses_the_key_it_wrote_and_the_environment_wins(tmp_path: Path) -> None:
+    """A newcomer's second terminal (`python manage.py create_user …` while `make run` serves) has
+    no SECRET_KEY exported; manage.py takes the one `make run` keeps in run/secret_key."""
+    shutil.copy(ROOT / "manage.py", tmp_path / "manage.py")  # its run/ is the temp dir's
+    clean = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")}
+    show = [sys.executable, str(tmp_path / "manage.py"), "shell", "-c",
+            "from django.conf import settings; print('KEY', settings.SECRET_KEY)"]
+
+    def run(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(show, cwd=ROOT, capture_output=True, text=True, timeout=60,
+                              env={**clean, "PYTHONPATH": str(ROOT), **env})
+
+    without = run()
+    assert without.returncode != 0 and "SECRET_KEY must be set" in without.stderr
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "secret_key").write_text("written-by-make-run\n")
+    assert "KEY written-by-make-run" in run().stdout
+    assert "KEY from-the-environment" in run(SECRET_KEY="from-the-environment").stdout
 
 
 def test_debug_is_off_unless_asked_for() -> None:
