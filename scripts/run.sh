@@ -57,5 +57,10 @@ cat <<MSG
   logs: run/web.log run/worker*.log run/sandbox.log
 
 MSG
+# In the background and waited for, so that a plain `kill` of this script (SIGTERM), not only
+# Ctrl-C, runs the trap at once and stops everything: bash runs traps only between commands.
+.venv/bin/gunicorn config.wsgi -c config/gunicorn.py -b "127.0.0.1:$port" --access-logfile - \
+    > >(tee -a run/web.log) 2>&1 &
+pids+=($!)
 printf '%s\n' "${pids[@]}" >run/services.pids
-.venv/bin/gunicorn config.wsgi -c config/gunicorn.py -b "127.0.0.1:$port" --access-logfile - 2>&1 | tee -a run/web.log
+wait "${pids[-1]}"
