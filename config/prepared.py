@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet, FullResultSet
@@ -66,6 +66,16 @@ def _adapters() -> list[Adapt]:
     return [lambda value, connection: value,
             lambda value, connection: connection.ops.adapt_datetimefield_value(value),
             lambda value, connection: value if connection.features.has_native_uuid_field else value.hex]
+
+
+class _Round(NamedTuple):
+    """One compile with one set of placeholders."""
+
+    values: dict[str, Any]
+    template: Any
+    compiler: Any
+    sql: str
+    params: tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -122,20 +132,22 @@ class _Preparable:
                 sql, params = compiler.as_sql()
             except (EmptyResultSet, FullResultSet) as exc:  # a value compiled away: no SQL to reuse
                 raise PreparedError(f"{name}: the query compiles to nothing for some values") from exc
-            rounds.append((values, template, compiler, sql, tuple(params)))
-        values, template, compiler, sql, params = rounds[0]
-        if any(other[3] != sql or len(other[4]) != len(params) for other in rounds[1:]):
+            rounds.append(_Round(values, template, compiler, sql, tuple(params)))
+        first, others = rounds[0], rounds[1:]
+        if any(other.sql != first.sql or len(other.params) != len(first.params) for other in others):
             raise PreparedError(f"{name}: the SQL depends on the values")
-        slots = {key: _slot(key, [r[0][key] for r in rounds], [r[4] for r in rounds], connection)
+        slots = {key: _slot(key, [r.values[key] for r in rounds], [r.params for r in rounds], connection)
                  for key in self.kinds}
         used = {position for places in slots.values() for position, _ in places}
-        if any(other[4][i] != params[i] for other in rounds[1:] for i in range(len(params)) if i not in used):
+        if any(other.params[i] != first.params[i]
+               for other in others for i in range(len(first.params)) if i not in used):
             raise PreparedError(f"{name}: a parameter changed that no value explains")
+        compiler = first.compiler
         converters = {}
         if getattr(compiler, "select", None) is not None:  # a select: its columns' converters, once
             converters = compiler.get_converters([column[0] for column in compiler.select[0:compiler.col_count]])
         compiler.connection = None  # each call binds its own thread's connection (_bound)
-        return _Compiled(sql, params, slots, template, compiler, converters)
+        return _Compiled(first.sql, first.params, slots, first.template, compiler, converters)
 
     def _template(self, alias: str, values: dict[str, Any]) -> tuple[Any, Any]:
         raise NotImplementedError
@@ -207,6 +219,11 @@ class PreparedQuery(_Preparable, Generic[R]):
         params = compiled.params_for(values, connection)
         queryset.query.get_compiler = lambda *args, **kwargs: _bound(compiled, alias, params)
         return list(queryset)
+
+    def first(self, **values: Any) -> R | None:
+        """The first row, or None: for a build that reads at most one row (by a unique key, or `[:1]`)."""
+        rows = self(**values)
+        return rows[0] if rows else None
 
     def _template(self, alias: str, values: dict[str, Any]) -> tuple[Any, Any]:
         queryset = self.build(**values).using(alias)

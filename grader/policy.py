@@ -36,7 +36,7 @@ def _extension(assignment_id: int, student_id: int) -> QuerySet[Extension]:
 def extension_of(*, assignment: Assignment, student_id: int | None) -> Extension | None:
     if student_id is None:
         return None
-    return next(iter(_extension(assignment_id=assignment.id, student_id=student_id)), None)
+    return _extension.first(assignment_id=assignment.id, student_id=student_id)
 
 
 class PolicyError(Exception):

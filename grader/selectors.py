@@ -133,11 +133,10 @@ def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
 def assignment_visible(*, user: User, slug: str) -> Assignment | None:
     """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
     needs, without the per-student figures of a row."""
-    found: list[Assignment] = _visible_by_slug(user_id=user.pk, slug=slug)
-    if not found:
-        return None
-    assignment_parts_attach(found[0])
-    return found[0]
+    assignment: Assignment | None = _visible_by_slug.first(user_id=user.pk, slug=slug)
+    if assignment is not None:
+        assignment_parts_attach(assignment)
+    return assignment
 
 
 @prepared_query
@@ -211,9 +210,9 @@ def submissions_visible(*, user: User) -> QuerySet[Submission]:
 def submission_visible(*, user: User, submission_id: int) -> Submission | None:
     """One's own submission by the short query (what every status poll asks), else through the staff rule.
     The row carries `viewer_staff`: whether the user teaches its course (what is_instructor would say)."""
-    own: list[Submission] = _own_submission(submission_id=submission_id, user_id=user.pk)
-    if own:
-        return own[0]
+    own: Submission | None = _own_submission.first(submission_id=submission_id, user_id=user.pk)
+    if own is not None:
+        return own
     return submissions_visible(user=user).annotate(viewer_staff=_staff_of_course(user.pk)).filter(
         id=submission_id).first()
 

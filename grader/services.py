@@ -59,7 +59,7 @@ def _replayed(*, student: AbstractBaseUser, assignment: Assignment, answers: Map
     """Raises AlreadySubmitted when the student made a submission with this key."""
     if key is None:
         return
-    earlier = next(iter(_keyed(student_id=student.pk, key=key)), None)
+    earlier = _keyed.first(student_id=student.pk, key=key)
     if earlier is not None:
         same = earlier.assignment_id == assignment.id and earlier.answers == dict(answers) \
             and earlier.code == dict(code)
@@ -231,11 +231,11 @@ def _grading_row(*, submission_id: int) -> Submission:
     """The submission with what grading reads, in two queries: its assignment (without the draft) and
     parts, its variant without the analyses (parsed once per process, assignments/variants.py), and
     whether the student has an extension or came from an LMS (most have neither: no further query)."""
-    found: list[Submission] = _for_grading(submission_id=submission_id)
-    if not found:
+    submission: Submission | None = _for_grading.first(submission_id=submission_id)
+    if submission is None:
         raise Submission.DoesNotExist(f"no submission {submission_id}")
-    assignment_parts_attach(found[0].assignment)
-    return found[0]
+    assignment_parts_attach(submission.assignment)
+    return submission
 
 
 @prepared_query

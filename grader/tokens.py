@@ -86,7 +86,7 @@ def token_user(*, key: str) -> AbstractBaseUser | None:
     """The active user of an unexpired, unrevoked key; None otherwise."""
     if not key or len(key) > 200:
         return None
-    token = next(iter(_token_by_hash(key_hash=_hash(key))), None)
+    token = _token_by_hash.first(key_hash=_hash(key))
     if token is None or not token.is_active or not token.user.is_active:
         return None
     now = timezone.now()
