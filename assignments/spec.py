@@ -33,6 +33,24 @@ MAX_SOURCE = 20_000
 DATE_YEARS = (1900, 9000)
 
 
+def is_finite_number(value: Any) -> bool:
+    """An int or float a float can hold (10**400 cannot: math.isfinite raised OverflowError on it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value as a message quotes it: its repr, cut short (a 4,000-digit int, a 1 MB string)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class CatalogError(ValueError):
     def __init__(self, path: str, field: str, problem: str) -> None:
         super().__init__(f"{path}: {field}: {problem}")
@@ -93,10 +111,10 @@ class _Checker:
         return value
 
     def number(self, value: Any, label: str, *, minimum: float, strict: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.fail(label, f"must be a finite number, got {value!r}")
+        if not is_finite_number(value):
+            raise self.fail(label, f"must be a finite number, got {shown(value)}")
         if value < minimum or (strict and value == minimum):
-            raise self.fail(label, f"must be {'>' if strict else '>='} {minimum}, got {value!r}")
+            raise self.fail(label, f"must be {'>' if strict else '>='} {minimum}, got {shown(value)}")
         return float(value)
 
     def unknown_keys(self, data: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -131,7 +149,7 @@ def spec_from_data(data: dict[str, Any], *, path: str, source_hash: str = "") ->
     check.unknown_keys(data, TOP_LEVEL, "")
     slug = check.text(data, "slug", required=True, limit=50)
     if not SLUG_RE.match(slug):
-        raise check.fail("slug", f"must be lowercase words joined by '-', got {slug!r}")
+        raise check.fail("slug", f"must be lowercase words joined by '-', got {shown(slug)}")
     reference = check.text(data, "reference", required=True, limit=MAX_SOURCE)
     _check_compiles(check, reference)
     params = _params(check, data.get("params", {}))
@@ -240,12 +258,12 @@ def _part(check: _Checker, part: Any, index: int, params: dict[str, Any]) -> Par
     key = check.text(part, "key", required=True, limit=64, where=where)
     kind = part.get("kind", "numeric")
     if kind not in KINDS:
-        raise check.fail(f"{where}kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+        raise check.fail(f"{where}kind", f"must be one of {', '.join(KINDS)}, got {shown(kind)}")
     if kind == "numeric" and not is_tensor_path(key):
-        raise check.fail(f"{where}key", f"{key!r} is not a valid key for a numeric part: a tensor or its "
+        raise check.fail(f"{where}key", f"{shown(key)} is not a valid key for a numeric part: a tensor or its "
                                         "gradient, e.g. 'x.grad', 'layer.weight.grad', 'y'")
     if not is_label(key):
-        raise check.fail(f"{where}key", f"{key!r} is not a valid key for a {kind} part (a name such as 'dz_dx')")
+        raise check.fail(f"{where}key", f"{shown(key)} is not a valid key for a {kind} part (a name such as 'dz_dx')")
     expected, has_expected = _expected(check, part, where)
     config = _config(check, part.get("config", {}), kind=kind, params=params, where=where)
     return PartSpec(
@@ -289,12 +307,12 @@ def _policy(check: _Checker, policy: Any) -> dict[str, Any]:
     if "max_attempts" in policy:
         attempts = policy["max_attempts"]
         if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 10_000:
-            raise check.fail("policy.max_attempts", f"must be a whole number from 1 to 10000, got {attempts!r}")
+            raise check.fail("policy.max_attempts", f"must be a whole number from 1 to 10000, got {shown(attempts)}")
         out["max_attempts"] = attempts
     _policy_extras(check, policy, out)
     counts = policy.get("counts", "best")
     if counts not in ("best", "last"):
-        raise check.fail("policy.counts", f"must be 'best' or 'last', got {counts!r}")
+        raise check.fail("policy.counts", f"must be 'best' or 'last', got {shown(counts)}")
     out["counts"] = counts
     out["late_penalty"] = _late_penalty(check, policy.get("late_penalty", []))
     _check_order(check, out)
@@ -306,17 +324,17 @@ def _policy_extras(check: _Checker, policy: dict[str, Any], out: dict[str, Any])
 
     zone = policy.get("time_zone", "UTC")
     if not isinstance(zone, str) or (zone != "UTC" and zone not in available_timezones()):
-        raise check.fail("policy.time_zone", f"must be a time zone name such as 'Europe/Paris', got {zone!r}")
+        raise check.fail("policy.time_zone", f"must be a time zone name such as 'Europe/Paris', got {shown(zone)}")
     out["time_zone"] = zone
     for name, low in (("rate_limit", 0), ("hints_after", 0)):
         if name in policy:
             value = policy[name]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10_000:
-                raise check.fail(f"policy.{name}", f"must be a whole number from {low} to 10000, got {value!r}")
+                raise check.fail(f"policy.{name}", f"must be a whole number from {low} to 10000, got {shown(value)}")
             out[name] = value
     reveal = policy.get("reveal", "never")
     if reveal not in REVEALS:
-        raise check.fail("policy.reveal", f"must be one of {', '.join(REVEALS)}, got {reveal!r}")
+        raise check.fail("policy.reveal", f"must be one of {', '.join(REVEALS)}, got {shown(reveal)}")
     out["reveal"] = reveal
 
 
@@ -326,7 +344,7 @@ def _late_penalty(check: _Checker, steps: Any) -> list[list[float]]:
     out = []
     for step in steps:
         if not isinstance(step, list) or len(step) != 2:
-            raise check.fail("policy.late_penalty", f"each step must be [hours_late, factor], got {step!r}")
+            raise check.fail("policy.late_penalty", f"each step must be [hours_late, factor], got {shown(step)}")
         hours = check.number(step[0], "policy.late_penalty hours", minimum=0)
         factor = check.number(step[1], "policy.late_penalty factor", minimum=0)
         if factor > 1:

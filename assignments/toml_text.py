@@ -3,7 +3,8 @@ config boxes), read so that any text gives a CatalogError, never a 500.
 
 `tomllib` recurses once per nesting level, so `a = [[[…]]]` 5,000 deep raised RecursionError in
 the request; and TOML may spell a NUL (`"\\u0000"`), which PostgreSQL cannot store (DataError on
-save). Both are refused here with the file and field named.
+save). Both are refused here with the file and field named, as is an integer literal longer than
+Python converts from text (4,300 digits: tomllib raised a bare ValueError).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
         raise CatalogError(path, field, f"is not valid TOML ({exc})") from None
     except RecursionError:
         raise CatalogError(path, field, PROBLEMS[TOO_DEEP]) from None
+    except ValueError:  # int("9" * 5000): Python's limit on integer text, raised inside tomllib
+        raise CatalogError(path, field, "has a number with too many digits to read") from None
     problem = _shape_problem(data)
     if problem:
         raise CatalogError(path, field, problem)

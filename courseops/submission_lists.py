@@ -43,6 +43,17 @@ class SubmissionFilter:
                    correct=correct, kind=query.get("kind", "")[:40], status=query.get("status", "")[:10],
                    infra=query.get("infra", "") in ("1", "true"), path=query.get("path", "")[:400])
 
+    @staticmethod
+    def query_problem(query: Any) -> str | None:
+        """What is wrong with a filter value the list would otherwise ignore (the API says so: a 400)."""
+        choices = {"correct": ("true", "false", "1", "0"), "infra": ("1", "true", "0", "false"),
+                   "status": tuple(Submission.Status.values)}
+        for name, allowed in choices.items():
+            value = str(query.get(name, ""))
+            if value and value.lower() not in allowed:
+                return f"{name} must be one of {', '.join(allowed)}"
+        return None
+
     @property
     def reads_documents(self) -> bool:
         return bool(self.part or self.kind or self.path or self.correct is not None)

@@ -7,7 +7,7 @@ import hmac
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from grader.metrics import metrics_text
 
@@ -23,7 +23,7 @@ def _allowed(request: HttpRequest) -> bool:
 
 
 @never_cache
-@require_GET
+@require_safe
 def metrics(request: HttpRequest) -> HttpResponse:
     if not _allowed(request):
         return HttpResponse("Not allowed: log in as staff or send the metrics token.\n", status=403,

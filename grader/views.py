@@ -15,7 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from assignments.answer_parsing import AnswerErrors
 from grader.finished import submission_waited
@@ -73,13 +73,13 @@ def _status_context(request: HttpRequest, submission: Submission) -> dict[str, A
 
 
 @login_required
-@require_GET
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "grader/home.html", {"rows": assignment_rows(user=request.user)})
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def assignment_detail(request: HttpRequest, slug: str) -> HttpResponse:
     row = _row_or_404(request, slug)
     if request.method == "POST":
@@ -120,7 +120,7 @@ def _assignment_page(request: HttpRequest, row: AssignmentRow, *, form: AnswerFo
 
 
 @login_required
-@require_GET
+@require_safe
 def assignment_history(request: HttpRequest, slug: str) -> HttpResponse:
     row = _row_or_404(request, slug)
     submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
@@ -129,7 +129,7 @@ def assignment_history(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = _submission_or_404(request, pk)
     return render(request, "grader/submission.html", _status_context(request, submission))
@@ -137,7 +137,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @never_cache
 @login_required
-@require_GET
+@require_safe
 def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The small fragment the page polls until the submission is graded. The request itself waits
     for grading (up to PAGE_WAIT_S), so the page shows the result the moment the worker has it."""
@@ -153,7 +153,7 @@ def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @never_cache
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     report = health_report()
     healthy = report["database"] == "ok" and report["broker"] == "ok" and report["sandbox"] == "ok"

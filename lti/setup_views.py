@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from lti.platform_client import LINEITEM_SCOPE, NRPS_SCOPE, SCORE_SCOPE
 
@@ -33,7 +33,7 @@ def canvas_json(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-@require_GET
+@require_safe
 def setup_page(request: HttpRequest) -> HttpResponse:
     import json
 
@@ -41,6 +41,6 @@ def setup_page(request: HttpRequest) -> HttpResponse:
                                               "canvas_json": json.dumps(canvas_json(request), indent=2)})
 
 
-@require_GET
+@require_safe
 def canvas_config(request: HttpRequest) -> JsonResponse:
     return JsonResponse(canvas_json(request))

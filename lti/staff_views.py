@@ -37,7 +37,7 @@ def _picked(request: HttpRequest, course: Course) -> list[Assignment]:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def link_bind_page(request: HttpRequest) -> HttpResponse:
     pending = request.session.get("lti_bind")
     if not pending:
@@ -56,7 +56,7 @@ def link_bind_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def deep_link_page(request: HttpRequest) -> HttpResponse:
     pending = request.session.get("lti_deep_link")
     if not pending:
@@ -80,7 +80,7 @@ def deep_link_page(request: HttpRequest) -> HttpResponse:
 
 @xframe_options_exempt
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def course_lms_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Score deliveries (failed ones first) and roster syncs of a course, with buttons to retry."""
     course = course_for_staff_or_404(user=request.user, slug=slug)

@@ -121,11 +121,14 @@ def test_unreadable_answers_are_400_per_part_and_use_no_attempt(student: Any) ->
     {"answers": {"nope.grad": "7"}},
     {"answers": {}},
     {},
+    {"code": {"grad_z": 5}},  # was stored as the source "5" and graded as broken code
+    {"answers": {"x.grad": "7"}, "wait": True},  # was read as a 1 s wait
 ])
 def test_wrong_shapes_of_answers_are_400_with_a_message(student: Any, body: dict[str, Any]) -> None:
     response = api(student).post("/api/v1/assignments/visual-walkthrough/submissions/", body, format="json")
     assert response.status_code == 400
     assert response.json()["errors"] and all(isinstance(m, str) for m in response.json()["errors"].values())
+    assert not Submission.objects.filter(student=student.user).exists()
 
 
 @pytest.mark.django_db

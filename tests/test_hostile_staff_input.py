@@ -134,6 +134,9 @@ BAD_UPLOADS = {
     "encrypted.zip": (_central_directory_patched(_zip([("a.toml", ONE)]), 8, 0x1), "not a zip archive this server"),
     "method-99.zip": (_central_directory_patched(_zip([("a.toml", ONE)], zipfile.ZIP_STORED), 10, 99),
                       "not a zip archive this server"),
+    # Python reads at most 4,300 digits of an integer: tomllib raised a bare ValueError, the job "failed"
+    "long-int.toml": (ONE + b"[params]\nx0 = " + b"9" * 5_000 + b"\n", "too many digits"),
+    "huge-param.toml": (ONE + b"[params]\nx0 = " + b"9" * 400 + b"\n", "integer of 400 digits"),
 }
 
 
@@ -162,6 +165,9 @@ def test_an_import_that_is_deep_nul_a_zip_bomb_or_unreadable_is_refused_with_a_m
     ("reference", "x" + ".a" * 9_900, "nested too deeply to compile"),
     ("reference", "-" * 19_000 + "1", "chains more than 50 unary operators"),
     ("opens_at", "9999-12-31T23:59", "in the years 1900 to 9000"),
+    ("params", "x0 = " + "9" * 5_000, "too many digits"),  # past Python's integer-text limit: was a 500
+    ("params", "x0 = " + "9" * 400 + "\ny0 = 1.0", "must be a finite number, got an integer of 400 digits"),
+    ("variants", "x0 = {min = 1, max = " + "9" * 400 + "}", "finite number"),
     ("due_at", "0001-01-01T00:00", "in the years 1900 to 9000"),
 ])
 def test_the_authoring_form_refuses_what_the_database_or_the_parser_cannot_hold(
@@ -174,6 +180,35 @@ def test_the_authoring_form_refuses_what_the_database_or_the_parser_cannot_hold(
     assert response.status_code == 400
     assert message in response.content.decode()
     assert not Assignment.objects.filter(slug="hostile-form").exists()
+
+
+def test_a_forged_part_count_builds_no_more_than_fifty_forms(known: KnownCourse, teacher: Any) -> None:
+    """parts-TOTAL_FORMS = 100000 built and rendered 1,050 part forms (Django's default absolute_max):
+    ~5 s of CPU and a 3 MB page per request."""
+    data = form_post(slug="many-parts")
+    data["parts-TOTAL_FORMS"] = "100000"
+    response = logged_in(teacher, raise_request_exception=False).post(
+        f"/staff/courses/{known.course.slug}/assignments/new/", data)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "at most 50" in page
+    assert page.count('name="parts-') < 60 * 12  # at most 50 forms' fields (nine each, plus DELETE), not 1,050
+    assert not Assignment.objects.filter(slug="many-parts").exists()
+
+
+def test_one_unreadable_file_of_an_import_is_refused_on_its_own_line(known: KnownCourse, teacher: Any) -> None:
+    """The readable file is loaded and the other reported: the job no longer "failed on our side" after
+    it had already published the first."""
+    good = ONE.replace(b'"zip-one"', b'"zip-good"')
+    upload = io.BytesIO(_zip([("good.toml", good), ("long.toml", b"x0 = " + b"9" * 5_000)]))
+    upload.name = "two.zip"
+    client = logged_in(teacher, raise_request_exception=False)
+    response = client.post(f"/staff/courses/{known.course.slug}/import/", {"catalog": upload})
+    job_run(job_id=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
+    page = client.get(response["Location"]).content.decode()
+    assert "failed on our side" not in page
+    assert "long.toml" in page and "too many digits" in page
+    assert "good.toml" in page
 
 
 def test_an_extension_past_the_year_9000_is_refused(known: KnownCourse, teacher: Any) -> None:
@@ -207,3 +242,32 @@ def test_a_roster_file_with_a_nul_is_refused_on_its_line_before_anything_is_writ
     assert response.status_code == 400
     assert "line 2: contains a NUL character" in response.content.decode()
     assert not get_user_model().objects.filter(username="nul-roster-one").exists()
+
+
+def test_staff_api_errors_are_messages_naming_the_field(known: KnownCourse, teacher: Any) -> None:
+    """A null `dry_run` answered DRF's Python repr ("{'dry_run': [ErrorDetail(string=…)]}"); a null
+    justification named only its key; a NUL in a justification's key was queued for jsonb (a 500 on
+    PostgreSQL)."""
+    client = api(teacher)
+    regrade = client.post(f"/api/v1/assignments/{known.a.slug}/regrade/", {"dry_run": None}, format="json")
+    assert regrade.status_code == 400
+    assert regrade.json()["detail"] == "dry_run: This field may not be null."
+    publish = f"/api/v1/staff/assignments/{known.a.slug}/publish/"
+    null = client.post(publish, {"justifications": {"trivial-answer:parts.x.grad": None}}, format="json")
+    assert null.status_code == 400
+    assert null.json()["errors"] == {"justifications.trivial-answer:parts.x.grad": "This field may not be null."}
+    for key in ("a\x00", "", "k" * 201):
+        response = client.post(publish, {"justifications": {key: "why"}}, format="json")
+        assert response.status_code == 400, key
+        assert "vetting reason code" in response.json()["errors"]["justifications"]
+    assert not known.a.authoring_jobs.exists()
+
+
+@pytest.mark.parametrize("query", [{"correct": "maybe"}, {"status": "zzz"}, {"infra": "yes"}])
+def test_a_staff_list_filter_it_cannot_read_is_a_400_not_the_whole_list(known: KnownCourse, teacher: Any,
+                                                                        query: dict[str, str]) -> None:
+    response = api(teacher).get(f"/api/v1/assignments/{known.a.slug}/submissions/", query)
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith(f"{next(iter(query))} must be one of")
+    assert api(teacher).get(f"/api/v1/assignments/{known.a.slug}/submissions/",
+                            {"correct": "false", "status": "graded"}).status_code == 200

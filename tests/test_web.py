@@ -203,6 +203,12 @@ def test_healthz_reports_database_and_broker_without_login(client: Client) -> No
     assert response["Cache-Control"].startswith("max-age=0")
     assert response.json()["database"] == "ok" and response.json()["broker"] == "ok"
     assert response.json()["sandbox"] == "ok"  # the test session's sandbox server
+    assert client.head("/healthz").status_code == 200  # a monitor's HEAD probe (was 405)
+
+
+@pytest.mark.django_db
+def test_an_assignment_page_answers_head(student: Any) -> None:
+    assert logged_in(student).head("/assignments/visual-walkthrough/").status_code == 200
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from assignments import authoring
 from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404
@@ -53,7 +53,7 @@ COURSE_TITLE_MAX = Course._meta.get_field("title").max_length or 200
 COURSE_SLUG = re.compile(rf"[a-z0-9-]{{1,{COURSE_SLUG_MAX}}}")
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def course_create(request: HttpRequest) -> HttpResponse:
     if not Membership.objects.filter(user_id=request.user.pk, role=Membership.Role.INSTRUCTOR).exists() \
             and not request.user.has_perm("assignments.add_course"):
@@ -86,7 +86,7 @@ def course_staff(request: HttpRequest, course: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def assignment_create(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
     form, parts = _forms(request, slug_fixed=False, data=None)
@@ -104,7 +104,7 @@ def assignment_create(request: HttpRequest, course: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def assignment_edit(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
     form, parts = _forms(request, slug_fixed=True, data=authoring.working_catalog(assignment=assignment))
@@ -150,11 +150,11 @@ def _error_lines(form: Any, parts: Any) -> list[str]:
     lines = [f"{name}: {' '.join(errors)}" for name, errors in form.errors.items()]
     for index, errors in enumerate(parts.errors):
         lines += [f"parts[{index}].{name}: {' '.join(e)}" for name, e in errors.items()]
-    return lines
+    return lines + [f"parts: {error}" for error in parts.non_form_errors()]
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def assignment_publish(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: what publishing will do. POST: queue the vetting and publish (with the justifications
     typed for earlier reasons) as a job, and show its page, which polls until the worker is done:
@@ -213,7 +213,7 @@ def assignment_restore(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def assignment_export(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
     response = HttpResponse(assignment_toml(assignment=assignment), content_type="application/toml; charset=utf-8")
@@ -222,7 +222,7 @@ def assignment_export(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def course_export(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     response = HttpResponse(files_zip(files=course_files(course=found)), content_type="application/zip")
@@ -246,7 +246,7 @@ def course_import(request: HttpRequest, course: str) -> HttpResponse:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def assignment_extensions(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
     if request.method == "POST":

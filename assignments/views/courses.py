@@ -7,14 +7,14 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404, course_role, staff_courses
 from assignments.selectors import staff_course_rows
 
 
 @login_required
-@require_GET
+@require_safe
 def staff_home(request: HttpRequest) -> HttpResponse:
     """The courses I teach or assist in, with my role in each."""
     rows = staff_course_rows(user=request.user)
@@ -24,7 +24,7 @@ def staff_home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def course_detail(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     context = {

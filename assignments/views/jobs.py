@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404
 from assignments.authoring_jobs import PENDING, WAIT, job_for_requester_or_404, job_overdue
@@ -33,7 +33,7 @@ def job_context(job: AuthoringJob) -> dict[str, Any]:
 
 @never_cache
 @login_required
-@require_GET
+@require_safe
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     job = job_for_requester_or_404(user=request.user, pk=pk)
     course_for_staff_or_404(user=request.user, slug=job.course.slug, authoring=True)  # still an instructor

@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from assignments.access import assignment_for_staff_or_404
 from courseops.analytics import analytics_csv_rows, analytics_read
@@ -34,7 +34,7 @@ def _charts(key: str, part: dict[str, Any]) -> dict[str, Any]:
 
 
 @login_required
-@require_GET
+@require_safe
 def analytics_page(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
     data = analytics_read(assignment=assignment, stuck_after=stuck_after_from(request.GET))

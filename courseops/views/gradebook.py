@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404
 from assignments.models import Membership
@@ -24,7 +24,7 @@ def csv_response(text: str, filename: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def gradebook_page(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     section, search = request.GET.get("section", "")[:64], request.GET.get("q", "")[:100]
@@ -42,7 +42,7 @@ def gradebook_page(request: HttpRequest, course: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def student_page(request: HttpRequest, course: str, username: str) -> HttpResponse:
     """Every submission of one student in the course, newest first, each with its feedback."""
     found = course_for_staff_or_404(user=request.user, slug=course)

@@ -17,7 +17,7 @@ SHOWN = 2000
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def regrade_list(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: earlier regrades; POST (instructors): start a preview."""
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=request.method == "POST")

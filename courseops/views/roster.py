@@ -26,7 +26,7 @@ def _uploaded(request: HttpRequest) -> bytes:
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def roster_page(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     can_enrol = staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists()

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from assignments.access import assignment_for_staff_or_404
 from courseops.models import Regrade, ResultRevision, ScoreOverride
@@ -19,7 +19,7 @@ from grader.selectors import result_document, submission_error
 
 
 @login_required
-@require_GET
+@require_safe
 def submission_list(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
     wanted = SubmissionFilter.from_query(request.GET)
@@ -33,7 +33,7 @@ def submission_list(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def submission_page(request: HttpRequest, pk: int) -> HttpResponse:
     submission = submission_for_staff_or_404(user=request.user, pk=pk)
     return render(request, "staff/courseops/submission.html", {

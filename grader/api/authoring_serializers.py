@@ -3,11 +3,15 @@ Instructors of the course only; the TOML holds the reference program, so nothing
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from assignments.authoring import MAX_JUSTIFICATION
+from grader.api.serializers import SecondsField
 
 MAX_TOML = 1_000_000
+MAX_REASON_CODE = 200  # "trivial-answer:parts.x.grad": a vetting code and the field it names
 
 
 class TomlSerializer(serializers.Serializer):
@@ -32,8 +36,17 @@ class AuthoredDetailSerializer(AuthoredAssignmentSerializer):
 class PublishSerializer(serializers.Serializer):
     justifications = serializers.DictField(child=serializers.CharField(max_length=MAX_JUSTIFICATION), required=False,
                                            default=dict, help_text="Vetting reason code → why it is acceptable")
-    wait = serializers.FloatField(min_value=0, max_value=20, default=0,
+    wait = SecondsField(min_value=0, max_value=20, default=0,
                                   help_text="Seconds to wait for the worker before answering 202 (at most 20)")
+
+    def validate_justifications(self, value: dict[str, Any]) -> dict[str, Any]:
+        """The keys are stored as sent: a NUL (which PostgreSQL's jsonb refuses) or a 1 MB key is a 400."""
+        for code in value:
+            if not code or len(code) > MAX_REASON_CODE or not code.isprintable():
+                raise serializers.ValidationError(
+                    f"each key must be a vetting reason code (printable, 1 to {MAX_REASON_CODE} characters), "
+                    "as the refusal lists it")
+        return value
 
 
 class AuthoringJobSerializer(serializers.Serializer):

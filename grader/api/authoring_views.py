@@ -25,7 +25,7 @@ from grader.api.authoring_serializers import (
     PublishSerializer,
     TomlSerializer,
 )
-from grader.api.parsers import BoundedJSONParser
+from grader.api.parsers import BoundedJSONParser, flat_errors
 from grader.api.serializers import DetailSerializer, ErrorsSerializer
 from grader.api.staff_views import STAFF_ONLY
 from grader.api.waiting import row_waited
@@ -117,7 +117,7 @@ class AuthoredPublish(APIView):
         assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
         body = PublishSerializer(data=request.data)
         if not body.is_valid():
-            return Response({"errors": {k: " ".join(map(str, v)) for k, v in body.errors.items()}},
+            return Response({"errors": flat_errors(body.errors)},
                             status=status.HTTP_400_BAD_REQUEST)
         assert assignment.course is not None
         job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,

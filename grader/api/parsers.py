@@ -74,3 +74,21 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, RequestDataTooBig):
         return Response({"detail": f"The request body is larger than {MAX_BODY_BYTES // 1024} KiB."}, status=413)
     return exception_handler(exc, context)
+
+
+def flat_errors(errors: Any) -> dict[str, str]:
+    """DRF's nested error lists as one message per field, the shape of the answer errors."""
+    if not isinstance(errors, dict):
+        return {"body": " ".join(map(str, errors))}
+    flat = {}
+    for key, value in errors.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{inner}": msg for inner, msg in flat_errors(value).items()})
+        else:
+            flat["body" if key == "non_field_errors" else key] = " ".join(map(str, value))
+    return flat
+
+
+def flat_detail(errors: Any) -> str:
+    """The same as one sentence, for answers whose shape is {"detail": …}."""
+    return "; ".join(f"{field}: {message}" for field, message in flat_errors(errors).items())

@@ -19,6 +19,24 @@ from grader.selectors import AssignmentRow, result_document, submission_error
 MAX_PARTS = 50
 
 
+class SourceField(serializers.CharField):
+    """Text only: DRF's CharField turns `5` into the source "5" (then graded as broken code)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError(f"must be the code as text, not {type(data).__name__}")
+        return str(super().to_internal_value(data))
+
+
+class SecondsField(serializers.FloatField):
+    """A number of seconds: DRF's FloatField read `true` as 1 s."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool):
+            raise serializers.ValidationError("must be a number of seconds, not true or false")
+        return float(super().to_internal_value(data))
+
+
 class PartSerializer(serializers.Serializer):
     key = serializers.CharField()
     kind = serializers.CharField()
@@ -82,10 +100,9 @@ class AssignmentDetailSerializer(AssignmentSummarySerializer):
 
 class SubmissionCreateSerializer(serializers.Serializer):
     answers = serializers.DictField(required=False, default=dict, help_text='Part key → answer text, e.g. "7"')
-    code = serializers.DictField(child=serializers.CharField(max_length=MAX_CODE, trim_whitespace=False,
-                                                             allow_blank=True),
+    code = serializers.DictField(child=SourceField(max_length=MAX_CODE, trim_whitespace=False, allow_blank=True),
                                  required=False, default=dict, help_text="Part key → Python source")
-    wait = serializers.FloatField(min_value=0, max_value=MAX_WAIT_S, default=0,
+    wait = SecondsField(min_value=0, max_value=MAX_WAIT_S, default=0,
                                   help_text="Seconds (at most 20) to wait for grading: the graded submission "
                                             "(200) if it finishes within them, else 202 as without it")
 

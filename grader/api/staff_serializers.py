@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from grader.api.serializers import SubmissionSerializer
+from grader.api.serializers import SecondsField, SubmissionSerializer
 
 
 class CourseSerializer(serializers.Serializer):
@@ -89,7 +89,7 @@ class AnalyticsSerializer(serializers.Serializer):
 class RegradeRequestSerializer(serializers.Serializer):
     dry_run = serializers.BooleanField(help_text="true: preview (writes nothing); false: apply the preview `regrade`")
     regrade = serializers.IntegerField(required=False, help_text="Id of a finished preview, to apply it")
-    wait = serializers.FloatField(required=False, default=0, min_value=0, max_value=20,
+    wait = SecondsField(required=False, default=0, min_value=0, max_value=20,
                                   help_text="Seconds to wait for the queue to finish (at most 20)")
 
 

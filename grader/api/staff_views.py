@@ -24,6 +24,7 @@ from courseops.misconceptions import stuck_after_from
 from courseops.models import Regrade
 from courseops.regrades import RegradeError, regrade_apply_start, regrade_request
 from courseops.submission_lists import PAGE, SubmissionFilter, page_from, submissions_for_staff
+from grader.api.parsers import flat_detail
 from grader.api.serializers import DetailSerializer
 from grader.api.staff_serializers import (
     AnalyticsSerializer,
@@ -83,6 +84,9 @@ class Gradebook(APIView):
 def staff_submissions(request: Request, slug: str) -> Response:
     """Everyone's submissions (called by the submissions collection for the course's staff)."""
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
+    problem = SubmissionFilter.query_problem(request.query_params)
+    if problem:
+        return Response({"detail": problem}, status=status.HTTP_400_BAD_REQUEST)
     offset = (page_from(request.query_params) - 1) * PAGE
     rows = submissions_for_staff(assignment=assignment, wanted=SubmissionFilter.from_query(request.query_params),
                                  offset=offset)
@@ -130,7 +134,7 @@ class RegradeCollection(APIView):
         assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
         body = RegradeRequestSerializer(data=request.data)
         if not body.is_valid():
-            return Response({"detail": str(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({"detail": flat_detail(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
         data = body.validated_data
         if data["dry_run"]:
             regrade = regrade_request(assignment=assignment, by=request.user)

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from assignments.answer_parsing import AnswerErrors
 from grader.answer_key import answer_key_svg
-from grader.api.parsers import BoundedJSONParser
+from grader.api.parsers import BoundedJSONParser, flat_errors
 from grader.api.serializers import (
     AssignmentDetailSerializer,
     AssignmentSummarySerializer,
@@ -57,19 +57,6 @@ def _row_or_404(request: Request, slug: str) -> AssignmentRow:
     if row is None:
         raise Http404("No such assignment in your courses.")
     return row
-
-
-def _flat_errors(errors: Any) -> dict[str, str]:
-    """DRF's nested error lists as one message per field, the shape of the answer errors."""
-    if not isinstance(errors, dict):
-        return {"body": " ".join(map(str, errors))}
-    flat = {}
-    for key, value in errors.items():
-        if isinstance(value, dict):
-            flat.update({f"{key}.{inner}": msg for inner, msg in _flat_errors(value).items()})
-        else:
-            flat["body" if key == "non_field_errors" else key] = " ".join(map(str, value))
-    return flat
 
 
 class AssignmentList(APIView):
@@ -123,7 +110,7 @@ class SubmissionCollection(APIView):
             raise Http404("No such assignment in your courses.")
         body = SubmissionCreateSerializer(data=request.data)
         if not body.is_valid():
-            return Response({"errors": _flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({"errors": flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
         key = request.headers.get("Idempotency-Key")
         if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
             return Response({"errors": {"Idempotency-Key": "Give 1 to 64 letters, digits or . _ : -"}},
