@@ -5,6 +5,7 @@ page (or the API) shows."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any
 
 from assignments.authoring import PublishRefused, assignment_publish, staged
@@ -13,6 +14,8 @@ from assignments.forms import catalog_from_json
 from assignments.models import AuthoringJob
 from assignments.preview import preview_build
 from assignments.spec import CatalogError
+
+log = logging.getLogger(__name__)
 
 
 def preview_run(job: AuthoringJob) -> dict[str, Any]:
@@ -33,9 +36,20 @@ def import_run(job: AuthoringJob) -> dict[str, Any]:
     """{"outcomes": [...]}: each file published, kept as a draft with its reasons, or refused."""
     outcomes = [LoadOutcome(file=line.split(":", 1)[0], slug="", state=REFUSED, lines=[line])
                 for line in job.payload.get("refused", [])]
-    outcomes += [catalog_file_load(name=name, raw=text.encode("utf-8"), course=job.course, user=job.requested_by,
-                                   other_courses=False) for name, text in job.payload["files"]]
+    outcomes += [_file_loaded(job, name, text) for name, text in job.payload["files"]]
     return {"outcomes": [{**dataclasses.asdict(o), "summary": o.summary()} for o in outcomes]}
+
+
+def _file_loaded(job: AuthoringJob, name: str, text: str) -> LoadOutcome:
+    """One file's outcome; a bug it trips is that file's refusal, not the end of the job (the files
+    before it are already published, and the report must say so)."""
+    try:
+        return catalog_file_load(name=name, raw=text.encode("utf-8"), course=job.course, user=job.requested_by,
+                                 other_courses=False)
+    except Exception:
+        log.exception("import job %s: loading %s failed", job.pk, name)
+        return LoadOutcome(file=name, slug="", state=REFUSED,
+                           lines=[f"{name}: could not be loaded: an error on our side (logged)"])
 
 
 def publish_run(job: AuthoringJob) -> dict[str, Any]:

@@ -271,3 +271,26 @@ def test_a_staff_list_filter_it_cannot_read_is_a_400_not_the_whole_list(known: K
     assert response.json()["detail"].startswith(f"{next(iter(query))} must be one of")
     assert api(teacher).get(f"/api/v1/assignments/{known.a.slug}/submissions/",
                             {"correct": "false", "status": "graded"}).status_code == 200
+
+
+def test_a_file_that_trips_a_bug_is_refused_alone_and_the_others_are_reported(
+        known: KnownCourse, teacher: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import assignments.authoring_runs as runs
+
+    real = runs.catalog_file_load
+
+    def flaky(*, name: str, **kwargs: Any) -> Any:
+        if name == "bug.toml":
+            raise KeyError("a bug")
+        return real(name=name, **kwargs)
+
+    monkeypatch.setattr(runs, "catalog_file_load", flaky)
+    upload = io.BytesIO(_zip([("good.toml", ONE.replace(b'"zip-one"', b'"zip-good"')), ("bug.toml", ONE)]))
+    upload.name = "two.zip"
+    client = logged_in(teacher, raise_request_exception=False)
+    response = client.post(f"/staff/courses/{known.course.slug}/import/", {"catalog": upload})
+    job_run(job_id=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
+    page = client.get(response["Location"]).content.decode()
+    assert "failed on our side" not in page
+    assert "bug.toml: could not be loaded: an error on our side (logged)" in page
+    assert "good.toml" in page
