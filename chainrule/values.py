@@ -114,3 +114,46 @@ def is_number_text(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+PRINTED_DECIMALS = 4  # torch prints tensors with 4 decimals (tensor([0.2312, 0.6285, 0.1402]))
+PRINTED_SIGNIFICANT = 4  # ... and the largest entry must still carry this many significant digits
+
+
+def decimals_written(number: float) -> int:
+    """Decimals of the number as a student would have typed it (its shortest round-trip form:
+    0.1402 → 4, 1.2345e-04 → 8, 7.0 → 0). Trailing zeros typed are not seen (0.1400 → 2)."""
+    text = repr(float(number))
+    mantissa, _, exponent = text.partition("e")
+    fraction = mantissa.partition(".")[2].rstrip("0")  # repr(7.0) is "7.0": no decimal written
+    return max(len(fraction) - int(exponent or 0), 0)
+
+
+def printed_rounding(answer: Value, expected: Value) -> float:
+    """Half a unit of the last decimal the answer was written to, when it reads like a printed tensor:
+    at least PRINTED_DECIMALS decimals and PRINTED_SIGNIFICANT significant digits in the largest
+    expected entry. Else 0. An answer pasted from print(x.grad) then counts as exact to what it shows:
+    0.1402 for 0.140244 is off by 3e-4 relative, beyond the default rel_tol of 1e-4, yet it is the
+    value torch printed."""
+    given, wanted = flatten(answer), flatten(expected)
+    if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
+        return 0.0
+    decimals = max(decimals_written(number) for number in given)
+    largest = max(abs(number) for number in wanted)
+    if decimals < PRINTED_DECIMALS or largest < 10.0 ** (PRINTED_SIGNIFICANT - 1 - decimals):
+        return 0.0
+    return 0.5 * 10.0 ** -decimals * (1 + 1e-9)
+
+
+def rounded_off(answer: Value, expected: Value) -> int | None:
+    """The decimals the answer was written to when every entry is the expected one rounded to them
+    (and the answer has at least one decimal), else None: right, but too few digits to tell."""
+    given, wanted = flatten(answer), flatten(expected)
+    if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
+        return None
+    decimals = max(decimals_written(number) for number in given)
+    unit = 0.5 * 10.0 ** -decimals * (1 + 1e-9)
+    if decimals < 1 or not all(abs(a - e) <= unit for a, e in zip(given, wanted, strict=True)):
+        return None
+    return decimals
+

@@ -218,6 +218,13 @@ def correct_message(context: FeedbackContext) -> str:
     return f"Correct: {context.part} matches the gradient autograd computes."
 
 
+def too_few_digits_message(context: FeedbackContext, decimals: int) -> str:
+    places = f"{decimals} decimal{'s' if decimals != 1 else ''}"
+    return (f"Your {context.part} agrees with the gradient autograd computes only to the {places} you wrote, "
+            "and this part checks more digits than that. Give more significant digits: "
+            f"print({context.part}.tolist()) or torch.set_printoptions(precision=8) shows them.")
+
+
 MAX_LISTED_PATHS = 4  # a big graph has hundreds: name a few, count the rest
 
 

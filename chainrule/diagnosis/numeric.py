@@ -13,6 +13,7 @@ from chainrule.diagnosis.messages import (
     FeedbackContext,
     correct_message,
     hypothesis_message,
+    too_few_digits_message,
     unknown_message,
 )
 from chainrule.diagnosis.nearest_slip import nearest_slip, nearest_slip_text
@@ -21,9 +22,12 @@ from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
 from chainrule.values import (
     RaggedValue,
     Value,
+    decimals_written,
     flatten,
     numbers_close,
     ordinal,
+    printed_rounding,
+    rounded_off,
     shape_of,
     shapes_compatible,
     values_match,
@@ -111,6 +115,11 @@ def diagnose_numeric(
     context = feedback_context(analysis, reference, answer)
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
         return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
+    # Pasted from print(x.grad) (4 decimals): exact to what it shows, and so are the mistakes it is matched to.
+    abs_tol = max(abs_tol, printed_rounding(answer, reference.value))
+    if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
+        message = f"{correct_message(context).rstrip('.')}, to the {decimals_written_of(answer)} decimals you wrote."
+        return Diagnosis(part, True, "correct", [], message, expected=reference.value)
     fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
                      key=hypothesis_rank)
     chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
@@ -194,9 +203,19 @@ def feedback_context(analysis: Analysis, reference: PartReference, answer: Value
     )
 
 
+def decimals_written_of(answer: Value) -> int:
+    return max(decimals_written(number) for number in flatten(answer))
+
+
 def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis) -> Diagnosis:
     expected = flatten(reference.value)
     given = flatten(answer)
+    decimals = rounded_off(answer, reference.value)
+    if decimals is not None:  # right, to fewer digits than the tolerance asks for: say so, not "no mistake fits"
+        return Diagnosis(part=reference.key, correct=False, kind="unknown", paths=[],
+                         message=too_few_digits_message(context, decimals),
+                         highlight=Highlight(nodes=[f"leaf:{reference.tensor}"]), expected=reference.value,
+                         detail={"decimals": decimals, "reason": "rounded"})
     difference = [a - e for a, e in zip(given, expected, strict=True)]
     nearest = nearest_slip(analysis.hypotheses.get(reference.key, []), given, expected)
     detail: dict[str, Any] = {"difference": difference[0] if len(difference) == 1 else difference}

@@ -1,0 +1,55 @@
+"""A student who pastes what print(x.grad) shows (torch prints 4 decimals) is right: 0.1402 for
+0.140244… is off by 3e-4 relative, beyond the default rel_tol of 1e-4, yet it is the value torch
+printed. A mistake printed the same way is still named. Too few digits to tell is said as such."""
+
+from __future__ import annotations
+
+import torch
+
+from chainrule import analyze_program, diagnose_numeric
+
+SOFTMAX = """x = torch.tensor(x0, requires_grad=True)
+e = torch.exp(x)
+z = e / e.sum()
+z[2].backward()
+"""
+SIGMOID = """x = torch.tensor(x0, requires_grad=True)
+z = torch.sigmoid(x) * 3
+z.backward()
+"""
+
+
+def _printed(values: list[float]) -> str:
+    return str(torch.tensor(values))
+
+
+def test_the_gradient_as_torch_prints_it_is_correct() -> None:
+    analysis = analyze_program(program=SOFTMAX, params={"x0": [1.0, 2.0, 0.5]}, parts=["x.grad"])
+    exact = analysis.parts["x.grad"].value
+    shown = _printed(exact)  # tensor([-0.0327, -0.0889,  0.1216]): what the student copies
+    typed = [float(n) for n in shown[shown.index("[") + 1: shown.index("]")].split(",")]
+    strict = diagnose_numeric(analysis=analysis, part="x.grad", answer=typed, rel_tol=1e-4, abs_tol=1e-6)
+    assert strict.correct, strict.message
+    assert strict.message.endswith("to the 4 decimals you wrote.")
+
+
+def test_a_mistake_pasted_from_torch_is_still_named_not_accepted() -> None:
+    analysis = analyze_program(program=SIGMOID, params={"x0": 0.5}, parts=["x.grad"])
+    sigma = 1 / (1 + 2.718281828459045 ** -0.5)
+    slip = round(3 * sigma, 4)  # σ' taken as σ, printed: 1.8674
+    diagnosis = diagnose_numeric(analysis=analysis, part="x.grad", answer=slip, rel_tol=1e-4, abs_tol=1e-6)
+    assert not diagnosis.correct
+    assert diagnosis.kind == "wrong_local_derivative", diagnosis.message
+
+
+def test_a_small_gradient_with_few_significant_digits_is_not_accepted_but_told_why() -> None:
+    analysis = analyze_program(program=SIGMOID.replace("* 3", "* 0.01"), params={"x0": 0.5}, parts=["x.grad"])
+    exact = analysis.parts["x.grad"].value  # 0.00235…: 4 decimals keep 2 significant digits
+    diagnosis = diagnose_numeric(analysis=analysis, part="x.grad", answer=round(exact, 4), rel_tol=1e-4,
+                                 abs_tol=1e-6)
+    assert not diagnosis.correct
+    assert "only to the 4 decimals you wrote" in diagnosis.message
+    assert "print(x.grad.tolist())" in diagnosis.message
+    rounded_wrong = diagnose_numeric(analysis=analysis, part="x.grad", answer=round(exact, 4) + 0.0003,
+                                     rel_tol=1e-4, abs_tol=1e-6)
+    assert "decimals you wrote" not in rounded_wrong.message  # not the truth rounded: no such claim
