@@ -121,6 +121,10 @@ def _untracked_leaf(h: Hypothesis, c: FeedbackContext) -> str:
         return (f"{tensor} is computed from other tensors (it is not a leaf), and autograd keeps .grad only for "
                 f"leaves unless retain_grad() is called on it, so backward() stores nothing in {c.part}. "
                 f"{NON_LEAF_RULE}")
+    if reason == "retained":
+        return (f"{tensor} is not a leaf (it is computed from other tensors), and backward() keeps a non-leaf's "
+                f".grad only when {tensor}.retain_grad() is called before backward(). This exercise keeps it, so "
+                f"{c.part} is a number, not None; without retain_grad() it stays None.")
     if reason == "not_in_graph":
         return (f"{tensor} never reaches {c.output}, so backward() stores no gradient for it in "
                 f"{c.part}. {NOT_REACHED_RULE}")

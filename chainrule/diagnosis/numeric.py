@@ -5,7 +5,7 @@ tolerance wins; other kinds that also fit are mentioned."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from chainrule.diagnosis.index import HypothesisIndex
@@ -172,9 +172,12 @@ def _structural(
     if (answer is None) != (reference.value is None):
         found = [h for h in fitting if h.kind == "untracked_leaf"]
         reason = "tracked" if answer is None else "requires_grad_false"
-        return found[0] if found else Hypothesis(
+        chosen = found[0] if found else Hypothesis(
             "untracked_leaf", None, [], Highlight(), {"reason": reason, "tensor": reference.tensor}
         )
+        if chosen.detail.get("reason") == "tracked" and reference.is_leaf is False:  # kept by retain_grad()
+            chosen = replace(chosen, detail={**chosen.detail, "reason": "retained"})
+        return chosen
     if not shapes_compatible(_shape(answer), reference.shape):
         found = [h for h in fitting if h.kind == "shape"]
         non_scalar = [call.output for call in analysis.backward_calls if math.prod(call.output_shape) > 1]

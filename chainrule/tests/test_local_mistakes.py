@@ -29,7 +29,9 @@ def sigmoid(value: float) -> float:
     ("function", "wrong_factor", "used", "right"),
     [
         ("sin", -math.cos(1.0), "-cos(u)", "cos(u)"),
+        ("sin", math.sin(1.0), "sin(u)", "cos(u)"),  # the function kept as its own derivative
         ("cos", math.sin(1.0), "sin(u)", "-sin(u)"),
+        ("cos", math.cos(1.0), "cos(u)", "-sin(u)"),
         ("tanh", 1 - math.tanh(1.0), "1 - tanh(u)", "1 - tanh²(u)"),
         ("sigmoid", sigmoid(1.0), "σ(u)", "σ(u)·(1 - σ(u))"),
         ("exp", 1.0 * math.exp(0.0), "u·e^(u - 1)", "e^u"),
@@ -90,3 +92,16 @@ def test_it_cuts_the_path_through_a_detached_leaf() -> None:
     (cut,) = analysis.graph.cut_edges
     assert cut[0] == "leaf:x" and cut in diagnosis.highlight.wrong_edges
     assert analysis.graph.node(cut[1]).name == "detached"  # type: ignore[union-attr]
+
+
+def test_none_for_a_retained_non_leaf_names_retain_grad_not_requires_grad() -> None:
+    """u = w * x with u.retain_grad(): u.grad = None is not 'never tracked'; the message said
+    'u has requires_grad=True …, so backward() stores a gradient in u.grad', false without retain_grad()."""
+    program = ("w = torch.tensor(x0, requires_grad=True)\nu = w * 3\nu.retain_grad()\nz = torch.tanh(u)\n"
+               "z.backward()\n")
+    diagnosis = diagnose(program, "u.grad", None)
+    assert diagnosis.kind == "untracked_leaf"
+    assert "u.retain_grad()" in diagnosis.message and "not a leaf" in diagnosis.message
+    assert "requires_grad=True" not in diagnosis.message
+    leaf = diagnose(program.replace("u.grad", "w.grad"), "w.grad", None)
+    assert "retain_grad" not in leaf.message and "requires_grad=True" in leaf.message

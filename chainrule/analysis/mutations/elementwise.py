@@ -130,6 +130,8 @@ def _unary(
     return rule
 
 
+SIN = "d sin(u)/du = cos(u)"
+COS = "d cos(u)/du = -sin(u)"
 TANH = "d tanh(u)/du = 1 - tanh²(u)"
 SIGMOID = "dσ(u)/du = σ(u)·(1 - σ(u))"
 LOG = "d ln(u)/du = 1/u"
@@ -141,12 +143,12 @@ _RULES: dict[str, Rule] = {
     "PowBackward2": _pow_base,
     "MulBackward0": _mul,
     "DivBackward0": _div,
-    "SinBackward0": _unary(lambda x, u: (f"cos({u})", torch.cos(x)),
-                           lambda x, u: [("sin_sign", f"-cos({u})", -torch.cos(x), "d sin(u)/du = cos(u)")],
-                           "_saved_self"),
-    "CosBackward0": _unary(lambda x, u: (f"-sin({u})", -torch.sin(x)),
-                           lambda x, u: [("cos_sign", f"sin({u})", torch.sin(x), "d cos(u)/du = -sin(u)")],
-                           "_saved_self"),
+    "SinBackward0": _unary(lambda x, u: (f"cos({u})", torch.cos(x)), lambda x, u: [
+        ("sin_sign", f"-cos({u})", -torch.cos(x), SIN), ("sin_itself", f"sin({u})", torch.sin(x), SIN)],
+        "_saved_self"),
+    "CosBackward0": _unary(lambda x, u: (f"-sin({u})", -torch.sin(x)), lambda x, u: [
+        ("cos_sign", f"sin({u})", torch.sin(x), COS), ("cos_itself", f"cos({u})", torch.cos(x), COS)],
+        "_saved_self"),
     "TanhBackward0": _unary(lambda t, u: (f"1 - tanh²({u})", 1 - t**2), lambda t, u: [
         ("tanh_unsquared", f"1 - tanh({u})", 1 - t, TANH), ("tanh_plus", f"1 + tanh²({u})", 1 + t**2, TANH),
         ("tanh_itself", f"tanh({u})", t, TANH)], "_saved_result"),
