@@ -205,6 +205,11 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
         return "extra_path", words.not_cut(frozen, paths, facts, line), {"finding": "no_cut", "line": line}
     expected_inputs = {op.tensor for op in expected_cuts}
     extra = [op for op in cuts if not reference_cuts or op.tensor not in expected_inputs]
+    written = next((op for op in extra if op.op == "data" and op.line in facts.data_writes), None)
+    if written is not None and written.line is not None:  # not a cut: values changed behind autograd's back
+        tensor, rewrite = facts.data_writes[written.line]
+        return found.kind, words.data_written(written.line, tensor, rewrite, facts), {
+            "finding": "data_write", "line": written.line}
     if extra and (not reference_cuts or found.kind == "missing_path"):
         paths = found.paths if found.kind == "missing_path" else []
         message = words.extra_cut(extra[0], evidence.tensor, paths, facts)

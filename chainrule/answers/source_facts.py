@@ -21,6 +21,8 @@ class SourceFacts:
     autograd_calls: tuple[int, ...] = ()  # lines that call backward() or autograd.grad()
     grad_assignments: dict[str, tuple[int, ...]] = field(default_factory=dict)  # "x" → lines of x.grad = …
     assignments: dict[str, tuple[int, ...]] = field(default_factory=dict)  # "b" → lines of b = …
+    # line → (the tensor, what a new tensor would be): `v.data -= t` → ("v", "v - t"); "" when not a plain `op=`
+    data_writes: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def text(self, line: int | None) -> str:
         if line is None or not 1 <= line <= len(self.lines):
@@ -44,7 +46,11 @@ def source_facts(source: str) -> SourceFacts:
     calls: list[int] = []
     grads: dict[str, list[int]] = {}
     names: dict[str, list[int]] = {}
+    writes: dict[int, tuple[str, str]] = {}
     for node in ast.walk(tree):
+        written = _data_write(node)
+        if written is not None and isinstance(node, ast.stmt):
+            writes.setdefault(node.lineno, written)
         if isinstance(node, ast.Call) and _called_name(node.func) in _AUTOGRAD_CALLS:
             calls.append(node.lineno)
         for target in _targets(node):
@@ -53,7 +59,26 @@ def source_facts(source: str) -> SourceFacts:
             elif isinstance(target, ast.Name):
                 names.setdefault(target.id, []).append(target.lineno)
     return SourceFacts(lines, True, tuple(sorted(set(calls))), {key: tuple(value) for key, value in grads.items()},
-                       {key: tuple(value) for key, value in names.items()})
+                       {key: tuple(value) for key, value in names.items()}, writes)
+
+
+_AUG_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+
+
+def _data_write(node: ast.AST) -> tuple[str, str] | None:
+    """A write into a tensor's .data (`v.data -= t`, `v.data = …`, `v.data[0] = …`, `v.data.add_(t)`)."""
+    for target in _targets(node):
+        inner = target.value if isinstance(target, ast.Subscript) else target
+        if isinstance(inner, ast.Attribute) and inner.attr == "data":
+            tensor = ast.unparse(inner.value)
+            op = _AUG_OPS.get(type(node.op)) if isinstance(node, ast.AugAssign) and target is inner else None
+            return tensor, f"{tensor} {op} {ast.unparse(node.value)}" if op and isinstance(node, ast.AugAssign) else ""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+        method, owner = node.value.func.attr, node.value.func.value
+        if method.endswith("_") and not method.startswith("_") and isinstance(owner, ast.Attribute) \
+                and owner.attr == "data":
+            return ast.unparse(owner.value), ""
+    return None
 
 
 def return_names(source: str, *, function: str, count: int, signature: str | None) -> list[str | None]:

@@ -203,3 +203,17 @@ def test_module_parameters_are_traced_by_their_part_keys() -> None:
     graded = program_part(reference, twice, {"x0": 2.0}, ["net.0.weight.grad"])["net.0.weight.grad"]
     assert graded.message.startswith("Your program calls backward() twice (lines 4 and 5), but this exercise calls "
                                      "it once")
+
+
+def test_a_write_into_data_is_told_as_values_changed_behind_autograd_not_as_a_cut() -> None:
+    """`v.data -= t` keeps v in the graph (the gradient is not cut): tanh's backward reads its saved
+    output, now v - t. The message said the path 'carries no gradient' and to 'use v itself there',
+    which is the in-place error the student was fixing."""
+    reference = (f"{LEAF}t = torch.tensor([0.25])\nv = torch.tanh(x * 2)\nd = v - t\nL = (d ** 2).sum()\n"
+                 "L.backward()\n")
+    student = f"{LEAF}t = torch.tensor([0.25])\nv = torch.tanh(x * 2)\nv.data -= t\nL = (v ** 2).sum()\nL.backward()\n"
+    diagnosis = program_part(reference, student, {"x0": 0.5}, ["x.grad"])["x.grad"]
+    assert not diagnosis.correct
+    assert diagnosis.detail["code"]["finding"] == "data_write"
+    assert diagnosis.message.startswith("Line 4 (`v.data -= t`) changes v's values behind autograd's back")
+    assert "`d = v - t`" in diagnosis.message and "carries no gradient" not in diagnosis.message
