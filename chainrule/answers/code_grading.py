@@ -9,6 +9,7 @@ of the values the student's function returns ("your dz_dx")."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validat
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Analysis
-from chainrule.values import Value
+from chainrule.values import Value, values_match
 
 Point = dict[str, Any]
 
@@ -74,7 +75,38 @@ def grade_code(
         return {part: _code_error(part, analyses, error, {}) for part in parts}
     grading = _Grading(output, analyses, points, returns, rel_tol, abs_tol, facts,
                        _subjects(returns, source or "", function, signature), _reference_trace(analyses))
-    return {part: _graded_part(part, grading) for part in parts}
+    graded = {part: _graded_part(part, grading) for part in parts}
+    return _swaps_told(graded, grading, function)
+
+
+def _swaps_told(graded: dict[str, Diagnosis], grading: _Grading, function: str | None) -> dict[str, Diagnosis]:
+    """Two wrong return values that are each other's right one at every point: `return dz_dw, dz_dx`
+    for `return dz_dx, dz_dw` was told as two mistakes and an unknown."""
+    returns = list(grading.returns or [])
+    wrong = [part for part in returns if part in graded and not graded[part].correct
+             and graded[part].kind != "code_error"]
+    for first, second in itertools.combinations(wrong, 2):
+        if _is_right_for(grading, given=first, wanted=second) and _is_right_for(grading, given=second, wanted=first):
+            places = sorted((returns.index(first), returns.index(second)))
+            order = " and then ".join(str(returns[index]) for index in places)
+            for part, other in ((first, second), (second, first)):
+                name = grading.subjects.get(part) or part
+                message = (f"Your {name} is the right value for {other}, and the other way round, at every point "
+                           f"checked: the two return values are swapped. {function or 'The function'} must return "
+                           f"{order}, in that order.")
+                graded[part] = Diagnosis(part, False, "unknown", [], message, expected=graded[part].expected,
+                                         detail={"reason": "swapped", "with": other})
+    return graded
+
+
+def _is_right_for(grading: _Grading, *, given: str, wanted: str) -> bool:
+    key = str(list(grading.returns or []).index(given))
+    for point, analysis in zip(grading.output.points, grading.analyses, strict=False):
+        reference = analysis.parts.get(wanted)
+        if reference is None or key not in point.values or not values_match(
+                point.values[key], reference.value, rel_tol=grading.rel_tol, abs_tol=grading.abs_tol):
+            return False
+    return bool(grading.analyses) and len(grading.analyses) == len(grading.output.points)
 
 
 def _subjects(returns: Sequence[str | None] | None, source: str, function: str | None,

@@ -219,3 +219,13 @@ def test_a_part_the_function_does_not_return_is_a_configuration_error() -> None:
     with pytest.raises(ValueError, match="return values"):
         grade_code(harness_output=valid_report(1), analyses=[], points=[{}], parts=["w.grad"],
                    returns=["x.grad"], **TOLERANCES)
+
+
+def test_two_return_values_in_the_wrong_order_are_told_as_swapped() -> None:
+    """`return dz_dy, dz_dx` was told as two mistakes and an unknown."""
+    graded = grad_z("def grad_z(x, y):\n    dz_dx = y + 2*x\n    dz_dy = x\n    return dz_dy, dz_dx\n")
+    assert all(not d.correct and d.detail["reason"] == "swapped" for d in graded.values())
+    assert graded["x.grad"].message.startswith("Your dz_dy is the right value for y.grad, and the other way round")
+    assert "must return x.grad and then y.grad, in that order" in graded["x.grad"].message
+    one_swapped_one_wrong = grad_z("def grad_z(x, y):\n    return x, y + 3*x\n")
+    assert all(d.detail.get("reason") != "swapped" for d in one_swapped_one_wrong.values())
