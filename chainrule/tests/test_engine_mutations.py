@@ -70,6 +70,15 @@ def test_x_at_w_with_w_instead_of_w_transposed() -> None:
     assert "grad @ Wᵀ" in diagnosis.message and "shapes tell you which side to transpose" in diagnosis.message
 
 
+def test_w_at_h_with_w_forgotten_is_told_as_a_factor_left_out_not_a_transpose() -> None:
+    program = ("b = torch.tensor(bs, requires_grad=True)\nW = torch.tensor(ws)\nh = b * 2\n"
+               "y = W @ h\nL = y.sum()\nL.backward()\n")
+    ws = [[0.5, -2.0], [1.5, 1.0]]
+    diagnosis = diagnose(program, {"bs": [1.0, 3.0], "ws": ws}, "b.grad", [4.0, 4.0])  # as if W were all ones
+    assert (diagnosis.kind, diagnosis.detail["rule"]) == ("wrong_local_derivative", "matmul_operand_one")
+    assert "the other operand" in diagnosis.message and "transpose" not in diagnosis.message.split("The rule")[-1]
+
+
 def test_logsumexp_without_its_normaliser() -> None:
     program = "z = torch.tensor(zs, requires_grad=True)\nL = torch.logsumexp(z, 0)\nL.backward()\n"
     zs = [1.0, 2.0, 0.5]

@@ -36,6 +36,9 @@ SUM = "sum passes the gradient unchanged to every element: each element's local 
 BROADCAST = ("a tensor broadcast over a dimension is used once per row, so its gradient is the sum of the "
              "gradients of every row")
 MATMUL = "the gradient of a @ b is grad @ bᵀ for a and aᵀ @ grad for b: the shapes tell you which side to transpose"
+# The other operand dropped is a chain-rule slip, not a transpose one: its rule says what the factor is.
+MATMUL_OPERAND = ("the chain rule multiplies by the local derivative of a @ b, which is the other operand: "
+                  "grad @ bᵀ for a, aᵀ @ grad for b; it cannot be left out")
 
 
 def _mean(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
@@ -129,7 +132,8 @@ def _matrix(c: NodeContext, a: torch.Tensor | None, b: torch.Tensor | None, slot
     for slot, rule, used, right, wrong in candidates:
         if wrong is not None and slot < len(c.right) and c.right[slot] is not None \
                 and wrong.shape == c.right[slot].shape:  # type: ignore[union-attr]
-            found.extend(_kept(_mutation(c, slot, rule, used, right, MATMUL, wrong)))
+            words = MATMUL_OPERAND if rule == "matmul_operand_one" else MATMUL
+            found.extend(_kept(_mutation(c, slot, rule, used, right, words, wrong)))
     return found
 
 
@@ -158,13 +162,13 @@ def _mv(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     g = c.grad.reshape(-1, 1)
     if type(c.node).__name__ == "DotBackward0":
         return [], _kept(*(_mutation(c, slot, "matmul_operand_one", "1 (the other operand taken as 1)",
-                                     c.labels[1 - slot], MATMUL, c.grad * torch.ones_like(own))
+                                     c.labels[1 - slot], MATMUL_OPERAND, c.grad * torch.ones_like(own))
                            for slot, own in enumerate((a, b))))
     found = _matrix(c, a, b.reshape(-1, 1), (0, 1), (c.labels[0], c.labels[1]))
     found += _kept(_mutation(c, 0, "matmul_operand_one", "grad ⊗ 1 (the vector taken as 1)", f"grad ⊗ {c.labels[1]}",
-                             MATMUL, g @ torch.ones_like(b).reshape(1, -1)),
+                             MATMUL_OPERAND, g @ torch.ones_like(b).reshape(1, -1)),
                    _mutation(c, 1, "matmul_operand_one", "1ᵀ @ grad (the matrix taken as 1)",
-                             f"{c.labels[0]}ᵀ @ grad", MATMUL, (torch.ones_like(a).mT @ g).reshape(-1)))
+                             f"{c.labels[0]}ᵀ @ grad", MATMUL_OPERAND, (torch.ones_like(a).mT @ g).reshape(-1)))
     return [], found
 
 
