@@ -80,11 +80,11 @@ def _exclusive_edges(group: list[PathFacts], others: list[PathFacts]) -> list[Ed
 
 def missing_path(facts: GradientFacts) -> Iterator[Hypothesis]:
     paths = facts.paths
-    if len(paths) == 1 and facts.cut_paths:
-        # Beside a detach, the only live path left out: the detach taken to stop every gradient.
+    if paths and facts.cut_paths:
+        # Beside a detach, every live path left out (0): the detach taken to stop all of the leaf's gradient.
         highlight = Highlight(missing_edges=_exclusive_edges(paths, facts.cut_paths))
-        yield _hypothesis("missing_path", facts.grad - paths[0].grad, paths, highlight, path_count=1,
-                          beside_cut=[path.names for path in facts.cut_paths])
+        yield _hypothesis("missing_path", facts.grad - sum(path.grad for path in paths), paths, highlight,
+                          path_count=len(paths), beside_cut=[path.names for path in facts.cut_paths])
     yield from _missing_routes(facts)
     if len(paths) < 2:
         return  # otherwise leaving out the only path is not "a path missing"

@@ -105,3 +105,14 @@ def test_none_for_a_retained_non_leaf_names_retain_grad_not_requires_grad() -> N
     assert "requires_grad=True" not in diagnosis.message
     leaf = diagnose(program.replace("u.grad", "w.grad"), "w.grad", None)
     assert "retain_grad" not in leaf.message and "requires_grad=True" in leaf.message
+
+
+@pytest.mark.parametrize("live", ["c * x", "c * x + x**2"])
+def test_zero_beside_a_detach_is_the_detach_taken_to_stop_all_gradient(live: str) -> None:
+    """0 with one live path was told so; with two or more it was an unknown with an odd guess."""
+    program = (f"x = torch.tensor(x0, requires_grad=True)\nb = x * 2\nc = torch.log(b + x)\n"
+               f"z = b.detach() * x + {live}\nz.backward()\n")
+    diagnosis = diagnose(program, "x.grad", 0.0)
+    assert diagnosis.kind == "missing_path"
+    assert "as if detach() stopped all of x's gradient" in diagnosis.message
+    assert "detach() cuts only the path that runs through it" in diagnosis.message
