@@ -63,6 +63,7 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
         reasons += _non_finite(analysis, label) + _undefined(analysis, label) + _ambiguous(assignment, analysis, label)
         if label == "the seed point":
             reasons += _trivial_numeric(assignment, analysis) + _default_seed(assignment, analysis)
+            reasons += _printed_mistakes(assignment, analysis)
             reasons += _point_checks(assignment, variant)
     from assignments.policy_vetting import policy_reasons  # it builds on Reason
 
@@ -141,6 +142,32 @@ def _trivial_numeric(assignment: Assignment, analysis: Analysis) -> list[Reason]
                                        f"{label} passes: choose values where it differs from the gradient"))
                 break
     return reasons
+
+
+def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason]:
+    """A typical mistake that, printed to 4 decimals as torch shows it, passes as right (a value pasted
+    from print() counts as exact to its decimals, chainrule.values.printed_rounding)."""
+    reasons = []
+    for part, _ref in _numeric_parts(assignment, analysis):
+        for hypothesis in analysis.hypotheses.get(part.key, []):
+            if hypothesis.value is None or hypothesis.any_number or hypothesis.kind == "two_mistakes":
+                continue
+            printed = _printed(hypothesis.value)
+            if diagnose_numeric(analysis=analysis, part=part.key, answer=printed, rel_tol=part.rel_tol,
+                                abs_tol=part.abs_tol).correct:
+                reasons.append(_reason("printed-mistake-passes", f"parts.{part.key}",
+                                       f"{_mistake_label(hypothesis)} prints as {printed!r}, as the right answer "
+                                       "does: a student who pastes it is marked right; choose values where they "
+                                       "differ in the first 4 decimals"))
+                break
+    return reasons
+
+
+def _printed(value: Any) -> Any:
+    """What torch's print shows: 4 decimals."""
+    if isinstance(value, list):
+        return [_printed(item) for item in value]
+    return round(float(value), 4)
 
 
 def _default_seed(assignment: Assignment, analysis: Analysis) -> list[Reason]:

@@ -62,6 +62,12 @@ BAD = {
                  '[params]\nx0 = 0.0\n[[parts]]\nkey = "x.grad"\n',
                  "infinite.toml: parts.x.grad: the reference gives a non-finite value at the seed point"),
     "not-toml": ('reference = "unclosed\n', "not-toml.toml: file: is not valid TOML"),
+    # Leaving out the tiny x·y path changes x.grad in the 5th significant digit: pasted from print()
+    # (4 decimals, counted exact to them) the mistake would be marked right.
+    "printed": (f'reference = """\n{XY}z = x**2 + 0.00005 * x * y\nz.backward()\n"""\n[params]\nx0 = 0.11553\n'
+                'y0 = 0.6\n[[parts]]\nkey = "x.grad"\n',
+                "printed.toml: parts.x.grad: missing path x → mul → mul → add → z prints as 0.2311, as the right "
+                "answer does"),
 }
 
 
