@@ -94,8 +94,9 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     expected: dict[str, Any] = {name: d.expected for name, d in diagnoses.items()}
     detail = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
     if not wrong:
-        names = ", ".join(_named(d) for d in diagnoses.values())
-        message = f"Correct: {names} all match the gradients autograd computes."
+        named = [_named(d) for d in diagnoses.values()]
+        names = " and ".join(named) if len(named) == 2 else ", ".join(named)
+        message = f"Correct: {names} {'both' if len(named) == 2 else 'all'} match the gradients autograd computes."
         return Diagnosis(key, True, "correct", [], message, expected=expected, detail=detail)
     highlight = Highlight.merged(d.highlight for d in wrong)
     right = [_named(d) for d in diagnoses.values() if d.correct]

@@ -35,6 +35,8 @@ def test_an_instructor_creates_previews_tries_a_wrong_answer_and_publishes(instr
     assert "x → pow → add → z" in page  # a path with its contribution
     assert "Feedback space" in page and "missing path" in page
     assert "Trial: what the student gets" in page and "Score: <strong>0 / 2</strong>" in page
+    # first, where the instructor looks: below the feedback space it was ~7,000 px from the button
+    assert page.index("Trial: what the student gets") < page.index("As students see it")
 
     # The walkthrough's ambiguity: 2.5 is both "missed x → pow → add → z" and y's forward value.
     refused = publish_page(client, slug)

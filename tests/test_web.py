@@ -239,3 +239,31 @@ def test_untouched_starter_code_is_not_submitted(student: Any) -> None:
     post_answers(client, "accumulation", {"x.grad": "8", "program": starter.replace("\n", "\r\n")})
     submission = Submission.objects.get(student=student.user)
     assert submission.answers == {"x.grad": "8"} and submission.code == {}
+
+
+@pytest.mark.django_db
+def test_with_no_attempt_left_the_submit_button_is_off_and_says_why(student: Any) -> None:
+    """It stayed enabled: pressing it answered 403, and only then "You have used all 1 attempts"."""
+    Assignment.objects.filter(slug="detach").update(max_attempts=1)
+    client = logged_in(student)
+    page = client.get("/assignments/detach/").content.decode()
+    assert "You have used all" not in page and re.search(r'<button type="submit" class="primary">', page)
+    post_answers(client, "detach", {"x.grad": "4"})
+    page = client.get("/assignments/detach/").content.decode()
+    assert "You have used all 1 attempts." in page
+    assert re.search(r'<button type="submit" class="primary" disabled aria-describedby="no-attempts-left">', page)
+
+
+def test_a_code_answer_keeps_its_lines_beside_feedback_that_quotes_them() -> None:
+    """Shown inline, `x = …\\nb = a.clone()` ran onto one line while the message said "Line 3 (…)"."""
+    from django.template.loader import render_to_string
+
+    part = {"part": "frozen", "answer": "x = 1\na = x**2\nb = a.clone()\n", "correct": False, "score": 0,
+            "max_score": 1, "diagnosis": {"message": "Line 3 (`b = a.clone()`) keeps the graph.", "paths": []}}
+    html = render_to_string("grader/_feedback.html", {"document": {"score": 0, "max_score": 1, "parts": [part]}})
+    block = html[html.index('class="answer-code"'):]
+    assert block.index(">1<") < block.index(">2<") < block.index(">3<")  # numbered, one line each
+    assert "clone" in block and '<code class="answer">x = 1' not in html
+    one_line = {**part, "answer": "4"}
+    html = render_to_string("grader/_feedback.html", {"document": {"score": 0, "max_score": 1, "parts": [one_line]}})
+    assert '<code class="answer">4</code>' in html and "answer-code" not in html

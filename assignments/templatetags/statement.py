@@ -94,3 +94,9 @@ def markdown_inline(text: str) -> SafeString:
 def path_arrows(names: list[str]) -> str:
     """["x", "mul", "add", "z"] → "x → mul → add → z" (autoescaped by the template)."""
     return " → ".join(str(name) for name in names)
+
+
+@register.filter
+def multiline(text: object) -> bool:
+    """A code answer of several lines: shown as a numbered block (the feedback quotes its lines)."""
+    return isinstance(text, str) and "\n" in text.strip("\n")

@@ -253,6 +253,8 @@ def how_far(given: list[float], expected: list[float]) -> str:
     direction = "too large" if answer > right else "too small"
     if right == 0:
         return f"It is {direction}."
+    if answer == 0:  # 0 against 1 was "too small by more than 100 %"
+        return "It is 0, where the gradient autograd computes is not."
     ratio = abs(answer - right) / abs(right)
     for limit, words in ((0.1, "by less than 10 %"), (0.5, "by 10 to 50 %"), (1.0, "by 50 to 100 %"),
                          (10.0, "by more than 100 %")):
