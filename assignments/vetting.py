@@ -153,14 +153,20 @@ def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason
             if hypothesis.value is None or hypothesis.any_number or hypothesis.kind == "two_mistakes":
                 continue
             printed = _printed(hypothesis.value)
-            if diagnose_numeric(analysis=analysis, part=part.key, answer=printed, rel_tol=part.rel_tol,
-                                abs_tol=part.abs_tol).correct:
+            # A "mistake" equal to the right answer at full precision changes nothing (p·log p summed over a
+            # normalised p: some edges' slips cancel); only one that the 4 decimals hide is a reason.
+            if not _passes(analysis, part, hypothesis.value) and _passes(analysis, part, printed):
                 reasons.append(_reason("printed-mistake-passes", f"parts.{part.key}",
                                        f"{_mistake_label(hypothesis)} prints as {printed!r}, as the right answer "
                                        "does: a student who pastes it is marked right; choose values where they "
                                        "differ in the first 4 decimals"))
                 break
     return reasons
+
+
+def _passes(analysis: Analysis, part: Part, answer: Any) -> bool:
+    return diagnose_numeric(analysis=analysis, part=part.key, answer=answer, rel_tol=part.rel_tol,
+                            abs_tol=part.abs_tol).correct
 
 
 def _printed(value: Any) -> Any:
