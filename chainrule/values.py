@@ -117,7 +117,7 @@ def is_number_text(text: str) -> bool:
 
 
 PRINTED_DECIMALS = 4  # torch prints tensors with 4 decimals (tensor([0.2312, 0.6285, 0.1402]))
-PRINTED_SIGNIFICANT = 4  # ... and the largest entry must still carry this many significant digits
+PRINTED_SIGNIFICANT = 3  # ... and the largest entry must still carry this many significant digits (tensor(0.0488))
 
 
 def decimals_written(number: float) -> int:

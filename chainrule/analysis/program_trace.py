@@ -233,6 +233,21 @@ class ProgramTracer(TorchFunctionMode):
             else:
                 self.added_to[name] = self.touched.get(name, (None, "assigned"))
 
+    def note_end(self) -> None:
+        """A .grad changed after the last backward() (zeroed at the very end) is a reset too, before a call
+        that never comes: without it the program was said to 'never reset' a .grad that ends as zeros."""
+        if not self.backward_count:
+            return
+        added_to = dict(self.added_to)  # what the end leaves in .grad starts no sum
+        self.backward_count += 1
+        try:
+            with _never_failing():
+                self._note_restarts({name: grad_state(tensor) for name, tensor in self.watched_tensors().items()},
+                                    None)
+        finally:
+            self.backward_count -= 1
+            self.added_to = added_to
+
     def _note_filled(self, watched: dict[str, torch.Tensor], before: dict[str, GradState], act: BackwardAct) -> None:
         for name, tensor in watched.items():
             after = grad_state(tensor)

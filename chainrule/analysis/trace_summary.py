@@ -40,6 +40,7 @@ def trace_program(*, program: str, params: Mapping[str, Any], reads: Sequence[st
 
 
 def trace_summary(tracer: ProgramTracer) -> dict[str, Any]:
+    tracer.note_end()
     names = _names(tracer)
     watched = tracer.watched_tensors()
     return {

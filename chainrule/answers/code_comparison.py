@@ -172,6 +172,10 @@ def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis)
         return None
     detail: dict[str, Any] = {"calls": calls, "expected_calls": expected, "counted": counted,
                               "expected_counted": expected_counted, "lines": [site.line for site in sites]}
+    last = resets[-1] if resets else None
+    if last is not None and counted == 0 and last.before_call > trace.backward_count:  # zeroed at the very end
+        message = words.reset_after_last(tensor, last, expected_counted, bool(expected_resets), facts)
+        return "accumulation", message, {**detail, "finding": "reset_after_last", "line": last.line}
     if resets and not expected_resets:
         message = words.zeroed_between(tensor, resets[0], _around(trace, resets[0]), counted, facts)
         return "accumulation", message, {**detail, "finding": "reset_between", "line": resets[0].line}

@@ -74,9 +74,18 @@ def never_reset(tensor: str, sites: list[BackwardSite], calls: int, counted: int
             f"(zero_(), `= None` or optimizer.zero_grad()) so that only {last}.")
 
 
+def reset_after_last(tensor: str, reset: GradReset, expected: int, exercise_resets: bool,
+                     facts: SourceFacts) -> str:
+    counts = "only the last call counts" if expected == 1 else f"the last {expected} calls count"
+    where = f"the reset comes between the calls, so that {counts}" if exercise_resets else \
+        f"nothing resets it, so {tensor}.grad keeps the sum of the calls"
+    return (f"{capitalised(facts.quoted(reset.line))} resets {tensor}.grad after the last backward() call, so it "
+            f"ends with no gradient in it; in this exercise {where}. {ACCUMULATION_RULE}.")
+
+
 def reset_elsewhere(tensor: str, reset: GradReset, counted: int, expected: int, facts: SourceFacts) -> str:
-    yours = "only the last call counts" if counted == 1 else f"the last {counted} calls count"
     theirs = "only the last one" if expected == 1 else f"the last {expected}"
+    yours = "only the last call counts" if counted == 1 else f"the last {counted} calls count"
     return (f"{capitalised(facts.quoted(reset.line))} resets {tensor}.grad before backward() call "
             f"{reset.before_call}, so {yours}; in this exercise {theirs} should. {ACCUMULATION_RULE}.")
 

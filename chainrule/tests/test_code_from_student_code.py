@@ -231,3 +231,16 @@ def test_right_values_from_fewer_backward_calls_than_an_accumulation_exercise_ar
                                         "where this exercise calls it twice")
     split = f"{LEAF}y = torch.tensor([y0], requires_grad=True)\n(x * y).backward()\n(x**2).backward()\n"
     assert seed_part("visual-walkthrough", split)["x.grad"].correct
+
+
+@pytest.mark.parametrize("reset", ["x.grad.zero_()", "x.grad = None"])
+def test_a_reset_after_the_last_call_is_named_not_told_as_never_resetting(reset: str) -> None:
+    """It was 'never resets x.grad … holds the sum of all 2', about a program whose .grad ends empty."""
+    student = f"{LEAF}y = x**2\ny.backward(retain_graph=True)\ny.backward()\n{reset}\n"
+    diagnosis = seed_part("accumulation", student)["x.grad"]
+    assert not diagnosis.correct
+    if reset.endswith("None"):
+        return  # None where a number is expected: the untracked-leaf story, whatever the reset
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("accumulation", "reset_after_last")
+    assert diagnosis.message.startswith(f"Line 5 (`{reset}`) resets x.grad after the last backward() call")
+    assert "never resets" not in diagnosis.message
