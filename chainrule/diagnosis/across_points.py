@@ -261,13 +261,16 @@ def _unknown(evidence: PointEvidence, labels: list[dict[str, Any]]) -> Diagnosis
                      detail=detail)
 
 
-MAX_NAMED_LEAVES = 4
+MAX_NAMED_LEAVES = 6
 
 
 def _student_values(analysis: Analysis) -> str:
     """The point in the program's own names (x = 1.2), not the parameters' (x0 = 1.2)."""
-    leaves = [node for node in analysis.graph.nodes if node.kind == "leaf" and node.value is not None
-              and len(flatten(node.value)) <= MAX_NAMED_LEAVES][:MAX_NAMED_LEAVES]
+    # Tracked leaves first (the variables the student differentiates by), then named data; never an unnamed
+    # constant of the program ("constant = 0" for 1 - y stood where w, the variable itself, was left out).
+    named = [node for node in analysis.graph.nodes if node.kind == "leaf" and node.value is not None
+             and node.name != "constant" and len(flatten(node.value)) <= MAX_NAMED_LEAVES]
+    leaves = sorted(named, key=lambda node: not node.id.startswith("leaf:"))[:MAX_NAMED_LEAVES]
     return ", ".join(f"{node.name} = {format_value(node.value)}" for node in leaves)
 
 

@@ -157,3 +157,19 @@ def test_a_single_point_behaves_like_the_numeric_diagnosis() -> None:
     diagnosis = diagnose_points(analyses=analyses, part="x.grad", answers=[4.0], rel_tol=1e-4, abs_tol=1e-6)
     assert (diagnosis.kind, diagnosis.paths) == ("missing_path", [["x", "mul", "add", "z"]])
     assert "points checked" not in diagnosis.message
+
+
+def test_a_point_is_named_by_the_programs_variables_tracked_first_never_an_unnamed_constant() -> None:
+    """BCE's 1 - y (y data) is a folded constant: the point read "constant = 0, x = 1.5, y = 1, b = -0.2"
+    and left out w, the variable the formula is differentiated by."""
+    from chainrule import analyze_program
+    from chainrule.diagnosis.across_points import _student_values
+
+    program = ("x = torch.tensor(x0)\ny = torch.tensor(y0)\nw = torch.tensor(w0, requires_grad=True)\n"
+               "b = torch.tensor(b0, requires_grad=True)\np = torch.sigmoid(w * x + b)\n"
+               "L = -(y * torch.log(p) + (1 - y) * torch.log(1 - p))\nL.backward()\n")
+    analysis = analyze_program(program=program, params={"x0": 1.5, "y0": 1.0, "w0": 0.7, "b0": -0.2},
+                               parts=["w.grad"])
+    named = _student_values(analysis)
+    assert "constant" not in named
+    assert named.split(", ")[:2] == ["b = -0.2", "w = 0.7"] and "x = 1.5" in named and "y = 1" in named
