@@ -185,3 +185,14 @@ def test_a_numeric_answer_is_diagnosed_without_torch(tmp_path: Path) -> None:
               ".detail['rule'])\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.strip() == "mean_normaliser"
+
+
+def test_a_batch_mean_divided_by_its_rows_only_is_named() -> None:
+    """MSE over a 3×2 batch divided by 3 (the rows) instead of 6: told as 1/N 'counted twice'."""
+    program = ("X = torch.tensor(xs)\nb = torch.tensor(bs, requires_grad=True)\nY = X + b\n"
+               "L = (Y ** 2).mean()\nL.backward()\n")
+    xs, bs = [[1.0, 2.0], [0.5, -1.0], [-1.0, 0.0]], [0.1, -0.3]
+    rows = [sum(2 * (xs[i][j] + bs[j]) for i in range(3)) / 3 for j in range(2)]
+    diagnosis = diagnose(program, {"xs": xs, "bs": bs}, "b.grad", rows)
+    assert (diagnosis.kind, diagnosis.detail["rule"]) == ("wrong_local_derivative", "mean_one_dim")
+    assert "1/3 (one over its 3 rows only)" in diagnosis.message and "N = 6, not 3" in diagnosis.message

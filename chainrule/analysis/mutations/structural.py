@@ -48,7 +48,24 @@ def _mean(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
     count = real.numel() // max(c.grad.numel(), 1)
     right = RightDerivative(0, f"1/N = 1/{count}", torch.tensor(1 / count))
     return [right], _kept(_mutation(c, 0, "mean_normaliser", "1", f"1/{count}", MEAN, real * count),
-                          _over_everything(c, real, real.numel()))
+                          _over_everything(c, real, real.numel()), *_one_dim_count(c, real, count))
+
+
+def _one_dim_count(c: NodeContext, real: torch.Tensor, count: int) -> list[Mutation | None]:
+    """A mean over every entry of a batch divided by one dimension's size (the 3 rows, not the 6 entries):
+    it was told as the factor 1/N "counted twice"."""
+    if c.grad.numel() != 1 or real.dim() < 2:
+        return []
+    sizes: dict[int, str] = {}
+    for dim, where in ((0, "rows"), (real.dim() - 1, "columns")):
+        size = int(real.shape[dim])
+        if 1 < size < count:
+            sizes.setdefault(size, where)
+    shape = "×".join(str(n) for n in real.shape)
+    return [_mutation(c, 0, "mean_one_dim", f"1/{size} (one over its {size} {where} only)", f"1/N = 1/{count}",
+                      f"mean divides by N, the number of entries: a {shape} tensor has N = {count}, not {size}",
+                      real * count / size)
+            for size, where in sizes.items()]
 
 
 def _sum(c: NodeContext) -> tuple[list[RightDerivative], list[Mutation]]:
