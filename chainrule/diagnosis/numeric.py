@@ -250,7 +250,7 @@ def how_far(given: list[float], expected: list[float]) -> str:
     answer, right = given[0], expected[0]
     if answer * right < 0:
         return "It even has the wrong sign."
-    direction = "too large" if answer > right else "too small"
+    direction = "too large" if abs(answer) > abs(right) else "too small"  # in size: -0.04 for -0.218 is too small
     if right == 0:
         return f"It is {direction}."
     if answer == 0:  # 0 against 1 was "too small by more than 100 %"

@@ -171,3 +171,11 @@ def test_it_never_reveals_the_expected_value_in_the_message(slug: str, part: str
 def test_it_rejects_an_unknown_part() -> None:
     with pytest.raises(ValueError, match="no part"):
         diagnose("visual-walkthrough", "q.grad", 1.0)
+
+
+def test_how_far_compares_sizes_so_a_smaller_negative_value_is_too_small() -> None:
+    from chainrule.diagnosis.numeric import how_far
+
+    assert how_far([-0.04], [-0.218]) == "It is too small by 50 to 100 %."  # was "too large": -0.04 > -0.218
+    assert how_far([-0.3], [-0.218]) == "It is too large by 10 to 50 %."
+    assert how_far([0.0], [1.0]) == "It is 0, where the gradient autograd computes is not."
