@@ -37,8 +37,8 @@ def canvas_json(request: HttpRequest) -> dict[str, Any]:
 def setup_page(request: HttpRequest) -> HttpResponse:
     import json
 
-    return render(request, "lti/setup.html", {"urls": tool_urls(request),
-                                              "canvas_json": json.dumps(canvas_json(request), indent=2)})
+    return render(request, "lti/setup.html", {"urls": tool_urls(request), "base_url": request.build_absolute_uri("/")
+                                              .rstrip("/"), "canvas_json": json.dumps(canvas_json(request), indent=2)})
 
 
 @require_safe

@@ -117,6 +117,8 @@ def test_the_setup_page_lists_the_urls_to_paste_into_canvas_and_moodle() -> None
     for path in ("/lti/login/", "/lti/launch/", "/lti/jwks/"):
         assert f"http://testserver{path}" in page
     assert "Moodle" in page and "Developer Keys" in page
+    # the command the page gives is the README's: without --frame-origin the LMS cannot frame the tool
+    assert "--frame-origin LMS_ORIGIN --base-url http://testserver" in page
     canvas = Client().get("/lti/setup/canvas.json").json()
     assert canvas["oidc_initiation_url"] == "http://testserver/lti/login/"
     assert canvas["public_jwk_url"] == "http://testserver/lti/jwks/"
