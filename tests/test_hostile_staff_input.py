@@ -294,3 +294,24 @@ def test_a_file_that_trips_a_bug_is_refused_alone_and_the_others_are_reported(
     assert "failed on our side" not in page
     assert "bug.toml: could not be loaded: an error on our side (logged)" in page
     assert "good.toml" in page
+
+
+def test_a_refused_override_keeps_what_was_typed(known: KnownCourse, teacher: Any) -> None:
+    """The error banner came back over an empty form: part reset to the first, score and comment gone."""
+    sub = known.submissions[("bob", "a", 1)]
+    parts = [part["part"] for part in known_parts(sub)]
+    chosen = parts[-1]
+    response = logged_in(teacher).post(f"/staff/submissions/{sub.id}/override/",
+                                       {"part": chosen, "score": "7", "comment": "Both paths named."})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "The score must be between" in page
+    assert f'<option value="{chosen}" selected>' in page
+    assert 'value="7"' in page and ">Both paths named.</textarea>" in page
+    assert not ScoreOverride.objects.filter(submission=sub).exists()
+
+
+def known_parts(submission: Any) -> list[dict[str, Any]]:
+    from grader.selectors import result_document
+
+    return list(result_document(submission=submission, show_expected=True)["parts"])

@@ -36,14 +36,20 @@ def submission_list(request: HttpRequest, slug: str) -> HttpResponse:
 @require_safe
 def submission_page(request: HttpRequest, pk: int) -> HttpResponse:
     submission = submission_for_staff_or_404(user=request.user, pk=pk)
+    return _submission_rendered(request, submission)
+
+
+def _submission_rendered(request: HttpRequest, submission: Submission, *, typed: dict[str, str] | None = None,
+                         status: int = 200) -> HttpResponse:
+    """The page; `typed`: an override that was refused, shown again in its form with the message."""
     return render(request, "staff/courseops/submission.html", {
         "course": submission.assignment.course, "submission": submission, "assignment": submission.assignment,
         "document": result_document(submission=submission, show_expected=True),
         "error": submission_error(submission=submission, show_reason=True), "show_expected": True, "is_staff": True,
         "overrides": ScoreOverride.objects.filter(submission=submission).select_related("by"),
         "revisions": ResultRevision.objects.filter(submission=submission),
-        "regrades": Regrade.objects.filter(submission=submission)[:5],
-    })
+        "regrades": Regrade.objects.filter(submission=submission)[:5], "typed": typed or {},
+    }, status=status)
 
 
 @login_required
@@ -55,9 +61,11 @@ def override_create(request: HttpRequest, pk: int) -> HttpResponse:
         score_override_create(submission_id=submission.id, part=request.POST.get("part", ""), score=score,
                               comment=request.POST.get("comment", ""), by=request.user)
         messages.success(request, "Score overridden; the student sees your comment.")
-    except ValueError as exc:  # OverrideError, or a score that is not a number
+    except ValueError as exc:  # OverrideError, or a score that is not a number: the form again, as typed
         text = str(exc) if isinstance(exc, OverrideError) else "The score must be a number."
         messages.error(request, text)
+        typed = {name: request.POST.get(name, "")[:2000] for name in ("part", "score", "comment")}
+        return _submission_rendered(request, submission, typed=typed, status=400)
     return redirect("courseops-submission", pk=submission.id)
 
 
