@@ -19,6 +19,7 @@ from assignments.part_answers import part_answer, part_reference_key
 from assignments.reference import ReferenceError
 from assignments.variants import variant_analysis, variant_get
 from chainrule import Analysis, graph_svg
+from chainrule.picture.labels import Reveal
 
 LINE_RE = re.compile(r"program line (\d+)")
 
@@ -60,7 +61,7 @@ def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict
         return Preview(error=str(exc), source=_source_around(assignment.reference_program, str(exc)))
     analysis = variant_analysis(variant=variant)
     preview = Preview(parts=[_part(part, analysis, variant) for part in assignment.parts.all()],
-                      svg=graph_svg(analysis=analysis), notes=list(analysis.notes))
+                      svg=graph_svg(analysis=analysis, reveal=Reveal(everything=True)), notes=list(analysis.notes))
     if answers or code:
         _trial(preview, assignment=assignment, variant=variant, answers=answers, code=code)
     return preview
