@@ -315,3 +315,13 @@ def known_parts(submission: Any) -> list[dict[str, Any]]:
     from grader.selectors import result_document
 
     return list(result_document(submission=submission, show_expected=True)["parts"])
+
+
+def test_the_regrade_page_says_unpublished_edits_are_not_used(known: KnownCourse, teacher: Any) -> None:
+    """A preview after saving (not publishing) a tolerance change said '0 scores change' without a word."""
+    client = logged_in(teacher)
+    page = client.get(f"/staff/assignments/{known.a.slug}/regrades/").content.decode()
+    assert "not published yet" not in page
+    Assignment.objects.filter(id=known.a.id).update(draft={"slug": known.a.slug})
+    page = client.get(f"/staff/assignments/{known.a.slug}/regrades/").content.decode()
+    assert "saved edits that are not published yet" in page and f"/staff/assignments/{known.a.slug}/publish/" in page
