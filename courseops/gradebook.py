@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import BooleanField, Case, F, OuterRef, Q, Subquery, Sum, When
+from django.db.models import BooleanField, Case, Exists, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce
 
 from assignments.models import Assignment, Course, Extension, Membership
@@ -58,7 +58,11 @@ class Gradebook:
 
 
 def _assignments(course: Course) -> list[Assignment]:
-    return list(Assignment.objects.filter(course=course).annotate(points=Sum("parts__points"))
+    """Published assignments, and any other that students have submitted to (unpublished since): a draft
+    nobody can answer is no gradebook column."""
+    submitted = Submission.objects.filter(assignment=OuterRef("pk"))
+    return list(Assignment.objects.filter(Q(published=True) | Exists(submitted), course=course)
+                .annotate(points=Sum("parts__points"))
                 .order_by(F("due_at").asc(nulls_last=True), "slug"))  # the same order on every database
 
 

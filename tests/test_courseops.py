@@ -74,6 +74,16 @@ def test_gradebook_rows_count_best_or_last_with_late_flags(known: KnownCourse) -
         "carol", "dave"]
 
 
+def test_a_draft_nobody_can_answer_is_no_gradebook_column_but_one_answered_before_is(known: KnownCourse) -> None:
+    from assignments.models import Assignment
+
+    draft = Assignment.objects.create(course=known.course, slug=f"{known.a.slug}-draft", title="Draft",
+                                      statement="s", reference_program="x = 1", published=False)
+    assert draft.slug not in [a.slug for a in gradebook_read(course=known.course).assignments]
+    Assignment.objects.filter(id=known.a.id).update(published=False)  # hidden after students answered
+    assert known.a.slug in [a.slug for a in gradebook_read(course=known.course).assignments]
+
+
 def test_gradebook_csv_has_one_row_per_student_starting_with_the_username(known: KnownCourse) -> None:
     known.users["erin"].first_name = "=HYPERLINK(\"http://evil\")"
     known.users["erin"].save()
