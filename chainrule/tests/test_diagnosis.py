@@ -179,3 +179,10 @@ def test_how_far_compares_sizes_so_a_smaller_negative_value_is_too_small() -> No
     assert how_far([-0.04], [-0.218]) == "It is too small by 50 to 100 %."  # was "too large": -0.04 > -0.218
     assert how_far([-0.3], [-0.218]) == "It is too large by 10 to 50 %."
     assert how_far([0.0], [1.0]) == "It is 0, where the gradient autograd computes is not."
+
+
+def test_zero_is_not_the_forward_value_of_a_node_that_happens_to_be_zero() -> None:
+    """linear-layer's z is 0.5 - 0.6 + 0.1 (2e-8 in float32): b.grad = 0 was 'the forward value of z'."""
+    diagnosis = diagnose("linear-layer", "b.grad", 0.0)
+    assert diagnosis.kind != "forward_value" and "forward value" not in diagnosis.message
+    assert "It is 0" in diagnosis.message
