@@ -66,8 +66,11 @@ def generic_mutations(c: NodeContext, slot: int, stated: RightDerivative | None,
     right_text = stated.formula if stated is not None else right_text or RIGHT_TEXTS.get(op)
     right = right_text or f"the local derivative of {op}"
     texts = _scaled_texts(right_text)
+    # "1 as the local derivative" of a shape op whose gradient has another shape (stack, cat, a slice) would
+    # sum the whole upstream gradient into each input: no factor was dropped, and no student reasons so.
+    one = None if op in RIGHT_TEXTS and c.grad.shape != real.shape else _as_input(c.grad, real.shape)
     wrongs: list[tuple[str, str, str, torch.Tensor | None]] = [
-        ("generic_one", "1", CHAIN, _as_input(c.grad, real.shape)),
+        ("generic_one", "1", CHAIN, one),
         ("generic_sign", texts["generic_sign"], SIGN, -real),
         ("generic_transpose", texts["generic_transpose"], LAYOUT,
          real.mT if real.dim() == 2 and real.shape[0] == real.shape[1] else None),
