@@ -101,11 +101,17 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     highlight = Highlight.merged(d.highlight for d in wrong)
     right = [_named(d) for d in diagnoses.values() if d.correct]
     messages = {d.message for d in wrong}
-    message = messages.pop() if len(messages) == 1 else " ".join(f"{_named(d)}: {d.message}" for d in wrong)
+    message = messages.pop() if len(messages) == 1 else " ".join(_prefixed(d) for d in wrong)
     if right:
         message += f" ({', '.join(right)} {'is' if len(right) == 1 else 'are'} right.)"
     return Diagnosis(key, False, wrong[0].kind, [p for d in wrong for p in d.paths], message,
                      also=[d.kind for d in wrong[1:]], highlight=highlight, expected=expected, detail=detail)
+
+
+def _prefixed(diagnosis: Diagnosis) -> str:
+    """One value's message among several: named once ("Your dL_dw is …", not "your dL_dw: Your dL_dw is …")."""
+    name = _named(diagnosis)
+    return diagnosis.message if diagnosis.message.lower().startswith(name.lower()) else f"{name}: {diagnosis.message}"
 
 
 def _named(diagnosis: Diagnosis) -> str:

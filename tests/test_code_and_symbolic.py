@@ -275,3 +275,17 @@ def test_every_code_part_of_a_submission_runs_in_one_sandbox_job(sandbox_socket:
     first, second = result.result["parts"]
     assert first["ok"] is False and "ended the grading process" in first["error"]
     assert second["ok"] is True and second["points"][0]["values"] == {"0": 7.0, "1": 2.0}
+
+
+def test_two_wrong_return_values_are_each_named_once() -> None:
+    """'your dL_dw: Your dL_dw is …' named each value twice in one paragraph."""
+    from assignments.code_parts import combined_diagnosis
+    from chainrule import Diagnosis
+
+    wrong = {key: Diagnosis(key, False, "unknown", [], f"Your {name} is off.", detail={"subject": name})
+             for key, name in (("w.grad", "dL_dw"), ("b.grad", "dL_db"))}
+    assert combined_diagnosis(key="backward", diagnoses=wrong).message == "Your dL_dw is off. Your dL_db is off."
+    right = {key: Diagnosis(key, True, "correct", [], "ok", detail={"subject": name})
+             for key, name in (("w.grad", "dL_dw"), ("b.grad", "dL_db"))}
+    assert combined_diagnosis(key="backward", diagnoses=right).message == (
+        "Correct: your dL_dw and your dL_db both match the gradients autograd computes.")
