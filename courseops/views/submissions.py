@@ -49,6 +49,7 @@ def _submission_rendered(request: HttpRequest, submission: Submission, *, typed:
         "overrides": ScoreOverride.objects.filter(submission=submission).select_related("by"),
         "revisions": ResultRevision.objects.filter(submission=submission),
         "regrades": Regrade.objects.filter(submission=submission)[:5], "typed": typed or {},
+        "code_shown": True,  # the page shows each code answer once, highlighted, above its feedback
     }, status=status)
 
 
