@@ -37,7 +37,20 @@ def numeric_mistakes(*, analysis: Analysis, part: Part) -> list[Mistake]:
         verdict = diagnose_numeric(analysis=analysis, part=part.key, answer=hypothesis.value, rel_tol=part.rel_tol,
                                    abs_tol=part.abs_tol)
         found.append(Mistake(answer=hypothesis.value, kind=_kind(hypothesis), message=verdict.message))
-    return found
+    return _distinct(found)
+
+
+def _distinct(found: list[Mistake]) -> list[Mistake]:
+    """One row per answer and message: two slips giving the same number are told alike, and the space
+    listed that row twice."""
+    seen: set[tuple[str, str]] = set()
+    rows = []
+    for mistake in found:
+        key = (repr(mistake.answer), mistake.message)
+        if key not in seen:
+            seen.add(key)
+            rows.append(mistake)
+    return rows
 
 
 def formula_mistakes(*, part: Part, analysis: Analysis, seed: dict[str, Any]) -> list[Mistake]:
@@ -52,7 +65,7 @@ def formula_mistakes(*, part: Part, analysis: Analysis, seed: dict[str, Any]) ->
         verdict = diagnose_points(analyses=[analysis], part=of, answers=[hypothesis.value], rel_tol=part.rel_tol,
                                   abs_tol=part.abs_tol, points=[seed], subject="formula")
         found.append(Mistake(answer=hypothesis.value, kind=_kind(hypothesis), message=verdict.message))
-    return found
+    return _distinct(found)
 
 
 def code_note(*, part: Part) -> str:
