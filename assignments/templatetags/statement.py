@@ -100,3 +100,12 @@ def path_arrows(names: list[str]) -> str:
 def multiline(text: object) -> bool:
     """A code answer of several lines: shown as a numbered block (the feedback quotes its lines)."""
     return isinstance(text, str) and "\n" in text.strip("\n")
+
+
+@register.filter
+def expected_text(value: object) -> str:
+    """An expected value as staff read it: a code part's several values as `w.grad = [1, 2]; b.grad = [1]`
+    (its Python dict repr, quotes and all, was shown)."""
+    if isinstance(value, dict):
+        return "; ".join(f"{key} = {item}" for key, item in value.items())
+    return str(value)
