@@ -27,6 +27,7 @@ from chainrule import (
 )
 from chainrule.answers.formula_grading import grade_symbolic
 from chainrule.picture.labels import Reveal
+from chainrule.values import text_decimals
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def _code_diagnoses(*, parts: list[Part], code: Mapping[str, str], variant: Vari
 def _diagnose(*, part: Part, given: str, analysis: Analysis, variant: Variant) -> Diagnosis:
     if part.kind == Part.Kind.NUMERIC:
         return diagnose_numeric(analysis=analysis, part=part.key, answer=parse_numeric(given),
-                                rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+                                rel_tol=part.rel_tol, abs_tol=part.abs_tol, decimals=text_decimals(given))
     if part.kind == Part.Kind.CHOICE:
         return choice_diagnosis(key=part.key, text=given, config=part.choice)
     points, analyses = variant_points(variant=variant)

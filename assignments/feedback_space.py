@@ -35,7 +35,7 @@ def numeric_mistakes(*, analysis: Analysis, part: Part) -> list[Mistake]:
     found = []
     for hypothesis in _listed(analysis, part.key):
         verdict = diagnose_numeric(analysis=analysis, part=part.key, answer=hypothesis.value, rel_tol=part.rel_tol,
-                                   abs_tol=part.abs_tol)
+                                   abs_tol=part.abs_tol, decimals=())  # the slip's exact value, not a print
         found.append(Mistake(answer=hypothesis.value, kind=_kind(hypothesis), message=verdict.message))
     return _distinct(found)
 

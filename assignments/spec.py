@@ -46,6 +46,9 @@ def is_finite_number(value: Any) -> bool:
 def shown(value: Any, limit: int = 60) -> str:
     """A value as a message quotes it: its repr, cut short (a 4,000-digit int, a 1 MB string)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
+        digits = int(abs(value).bit_length() * 0.30103) + 1  # str() refuses past 4,300 digits (a TOML 0xfff…)
+        if digits > 4_000:
+            return f"an integer of about {digits} digits"
         return f"an integer of {len(str(abs(value)))} digits"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"

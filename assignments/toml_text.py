@@ -28,7 +28,7 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
     except RecursionError:
         raise CatalogError(path, field, PROBLEMS[TOO_DEEP]) from None
     except ValueError:  # int("9" * 5000): Python's limit on integer text, raised inside tomllib
-        raise CatalogError(path, field, "has a number with too many digits to read") from None
+        raise CatalogError(path, field, TOO_MANY_DIGITS) from None
     problem = _shape_problem(data)
     if problem:
         raise CatalogError(path, field, problem)
@@ -37,4 +37,20 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
 
 def _shape_problem(data: Any) -> str | None:
     problem = nested_nul_problem(data, max_depth=MAX_DEPTH)
-    return None if problem is None else PROBLEMS[problem]
+    if problem is not None:
+        return PROBLEMS[problem]
+    return TOO_MANY_DIGITS if _huge_int(data, MAX_DEPTH) else None
+
+
+TOO_MANY_DIGITS = "has a number with too many digits to read"
+MAX_INT_BITS = 14_000  # ≈ 4,200 decimal digits: a hex or binary literal past it cannot even be printed
+
+
+def _huge_int(data: Any, depth: int) -> bool:
+    """A hex, octal or binary TOML integer escapes Python's 4,300-digit limit on reading, not on printing."""
+    if isinstance(data, int) and not isinstance(data, bool):
+        return data.bit_length() > MAX_INT_BITS
+    if depth <= 0:
+        return False
+    items = data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()
+    return any(_huge_int(item, depth - 1) for item in items)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,7 +135,7 @@ def _trivial_numeric(assignment: Assignment, analysis: Analysis) -> list[Reason]
         for value, label in candidates:
             try:
                 verdict = diagnose_numeric(analysis=analysis, part=part.key, answer=value,
-                                           rel_tol=part.rel_tol, abs_tol=part.abs_tol)
+                                           rel_tol=part.rel_tol, abs_tol=part.abs_tol, decimals=())
             except ValueError:
                 continue
             if verdict.correct:
@@ -155,7 +156,8 @@ def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason
             printed = _printed(hypothesis.value)
             # A "mistake" equal to the right answer at full precision changes nothing (p·log p summed over a
             # normalised p: some edges' slips cancel); only one that the 4 decimals hide is a reason.
-            if not _passes(analysis, part, hypothesis.value) and _passes(analysis, part, printed):
+            printed_decimals = [4] * len(_numbers(printed))  # as torch's fixed-point print writes them
+            if not _passes(analysis, part, hypothesis.value, ()) and _passes(analysis, part, printed, printed_decimals):
                 reasons.append(_reason("printed-mistake-passes", f"parts.{part.key}",
                                        f"{_mistake_label(hypothesis)} prints as {printed!r}, as the right answer "
                                        "does: a student who pastes it is marked right; choose values where they "
@@ -164,9 +166,9 @@ def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason
     return reasons
 
 
-def _passes(analysis: Analysis, part: Part, answer: Any) -> bool:
+def _passes(analysis: Analysis, part: Part, answer: Any, decimals: Sequence[int]) -> bool:
     return diagnose_numeric(analysis=analysis, part=part.key, answer=answer, rel_tol=part.rel_tol,
-                            abs_tol=part.abs_tol).correct
+                            abs_tol=part.abs_tol, decimals=decimals).correct
 
 
 def _printed(value: Any) -> Any:

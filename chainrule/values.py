@@ -5,6 +5,8 @@ in a process that never loads it."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from typing import TypeAlias
 
 Value: TypeAlias = "float | list[Value] | None"
@@ -118,42 +120,64 @@ def is_number_text(text: str) -> bool:
 
 PRINTED_DECIMALS = 4  # torch prints tensors with 4 decimals (tensor([0.2312, 0.6285, 0.1402]))
 PRINTED_SIGNIFICANT = 3  # ... and the largest entry must still carry this many significant digits (tensor(0.0488))
+_NUMBER = re.compile(r"(?<![\w.])(\d+\.?\d*|\.\d+)(?:[eE]([-+]?\d+))?")
 
 
 def decimals_written(number: float) -> int:
-    """Decimals of the number as a student would have typed it (its shortest round-trip form:
-    0.1402 → 4, 1.2345e-04 → 8, 7.0 → 0). Trailing zeros typed are not seen (0.1400 → 2)."""
+    """Decimals of the number as its shortest round-trip form shows them (0.1402 → 4, 1.2345e-04 → 8,
+    7.0 → 0): what a student typed, except trailing zeros (0.2000 → 1). Prefer text_decimals."""
     text = repr(float(number))
     mantissa, _, exponent = text.partition("e")
     fraction = mantissa.partition(".")[2].rstrip("0")  # repr(7.0) is "7.0": no decimal written
     return max(len(fraction) - int(exponent or 0), 0)
 
 
-def printed_rounding(answer: Value, expected: Value) -> float:
-    """Half a unit of the last decimal the answer was written to, when it reads like a printed tensor:
-    at least PRINTED_DECIMALS decimals and PRINTED_SIGNIFICANT significant digits in the largest
-    expected entry. Else 0. An answer pasted from print(x.grad) then counts as exact to what it shows:
-    0.1402 for 0.140244 is off by 3e-4 relative, beyond the default rel_tol of 1e-4, yet it is the
-    value torch printed."""
+def text_decimals(text: str) -> list[int]:
+    """The decimals of each number literal in an answer's text, in reading order, trailing zeros
+    counted (`tensor(0.2000)` → [4], `1.2345e-04` → [8]). A text that is not one literal per entry
+    (`1/2`) gives a list of another length, which printed_rounding and rounded_off ignore."""
+    found = []
+    for match in _NUMBER.finditer(text):
+        digits, exponent = match.group(1), match.group(2)
+        fraction = digits.partition(".")[2]
+        found.append(max(len(fraction) - int(exponent or 0), 0))
+    return found
+
+
+def printed_rounding(answer: Value, expected: Value, decimals: Sequence[int] | None = None) -> float:
+    """Half a unit of the last decimal the answer was written to, when it reads like a printed tensor,
+    else 0. An answer pasted from print(x.grad) then counts as exact to what it shows: 0.1402 for 0.140244
+    is off by 3e-4 relative, beyond the default rel_tol of 1e-4, yet it is the value torch printed.
+    `decimals`: each entry's, from the answer's text (else read from the numbers, without trailing zeros).
+    Like torch's fixed-point print: every entry has at least PRINTED_DECIMALS decimals, every nonzero expected
+    entry is at least one unit of the last decimal (4e-05 prints as 4.0000e-05, never as 0.0000), and the
+    largest keeps PRINTED_SIGNIFICANT significant digits."""
     given, wanted = flatten(answer), flatten(expected)
     if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
         return 0.0
-    decimals = max(decimals_written(number) for number in given)
-    largest = max(abs(number) for number in wanted)
-    if decimals < PRINTED_DECIMALS or largest < 10.0 ** (PRINTED_SIGNIFICANT - 1 - decimals):
+    written = list(decimals) if decimals is not None else [decimals_written(number) for number in given]
+    if len(written) != len(given):
         return 0.0
-    return 0.5 * 10.0 ** -decimals * (1 + 1e-9)
+    places = min(written)
+    unit = 10.0 ** -places
+    largest = max(abs(number) for number in wanted)
+    if places < PRINTED_DECIMALS or largest < 10.0 ** (PRINTED_SIGNIFICANT - 1 - places) \
+            or any(0 < abs(number) < unit for number in wanted):
+        return 0.0
+    return 0.5 * unit * (1 + 1e-9)
 
 
-def rounded_off(answer: Value, expected: Value) -> int | None:
+def rounded_off(answer: Value, expected: Value, decimals: Sequence[int] | None = None) -> int | None:
     """The decimals the answer was written to when every entry is the expected one rounded to them
     (and the answer has at least one decimal), else None: right, but too few digits to tell."""
     given, wanted = flatten(answer), flatten(expected)
     if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
         return None
-    decimals = max(decimals_written(number) for number in given)
-    unit = 0.5 * 10.0 ** -decimals * (1 + 1e-9)
-    if decimals < 1 or not all(abs(a - e) <= unit for a, e in zip(given, wanted, strict=True)):
+    written = list(decimals) if decimals is not None else [decimals_written(number) for number in given]
+    if len(written) != len(given):
         return None
-    return decimals
-
+    places = min(written)
+    unit = 0.5 * 10.0 ** -places * (1 + 1e-9)
+    if places < 1 or not all(abs(a - e) <= unit for a, e in zip(given, wanted, strict=True)):
+        return None
+    return places

@@ -50,7 +50,7 @@ class SubmissionFilter:
                    "status": tuple(Submission.Status.values)}
         for name, allowed in choices.items():
             value = str(query.get(name, ""))
-            if value and value.lower() not in allowed:
+            if value and value not in allowed:  # as from_query reads them: "GRADED" would be ignored
                 return f"{name} must be one of {', '.join(allowed)}"
         return None
 

@@ -137,6 +137,8 @@ BAD_UPLOADS = {
     # Python reads at most 4,300 digits of an integer: tomllib raised a bare ValueError, the job "failed"
     "long-int.toml": (ONE + b"[params]\nx0 = " + b"9" * 5_000 + b"\n", "too many digits"),
     "huge-param.toml": (ONE + b"[params]\nx0 = " + b"9" * 400 + b"\n", "integer of 400 digits"),
+    # hex escapes the reading limit but not str(): a 500 in the message that quoted it
+    "huge-hex.toml": (ONE + b"[params]\nx0 = 0x" + b"f" * 4_000 + b"\n", "too many digits"),
 }
 
 

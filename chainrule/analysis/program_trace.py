@@ -241,9 +241,10 @@ class ProgramTracer(TorchFunctionMode):
         added_to = dict(self.added_to)  # what the end leaves in .grad starts no sum
         self.backward_count += 1
         try:
-            with _never_failing():
-                self._note_restarts({name: grad_state(tensor) for name, tensor in self.watched_tensors().items()},
-                                    None)
+            with _never_failing():  # only a .grad left empty (zeroed or None): `x.grad /= 2` at the end is no reset
+                emptied = {name: grad_state(tensor) for name, tensor in self.watched_tensors().items()
+                           if tensor.grad is None or not bool(tensor.grad.detach().any())}
+                self._note_restarts(emptied, None)
         finally:
             self.backward_count -= 1
             self.added_to = added_to

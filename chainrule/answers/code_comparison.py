@@ -83,7 +83,10 @@ def _fewer_calls(found: Diagnosis, evidence: CodeEvidence, trace: ProgramTrace) 
     reference, tensor = evidence.reference, evidence.tensor
     if reference is None:
         return None
-    calls, expected = _calls(trace, tensor), _calls(reference, tensor)
+    # The calls still summed in .grad at the end: an exercise that resets between its calls is not about
+    # adding them up, and a student's autograd.grad steps are no backward() calls.
+    expected = _counted(reference, tensor, reference.resets_of(tensor))
+    calls = _counted(trace, tensor, trace.resets_of(tensor))
     if expected < 2 or not 0 < calls < expected:
         return None
     message = words.fewer_calls(tensor, list(trace.fills_of(tensor)), calls, expected)

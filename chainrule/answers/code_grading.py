@@ -94,8 +94,9 @@ def _swaps_told(graded: dict[str, Diagnosis], grading: _Grading, function: str |
                 message = (f"Your {name} is the right value for {other}, and the other way round, at every point "
                            f"checked: the two return values are swapped. {function or 'The function'} must return "
                            f"{order}, in that order.")
+                detail = {"reason": "swapped", "with": other, **({"subject": name} if part in grading.subjects else {})}
                 graded[part] = Diagnosis(part, False, "unknown", [], message, expected=graded[part].expected,
-                                         detail={"reason": "swapped", "with": other})
+                                         detail=detail)
     return graded
 
 

@@ -5,6 +5,7 @@ tolerance wins; other kinds that also fit are mentioned."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -108,7 +109,10 @@ def diagnose_numeric(
     answer: Value,
     rel_tol: float = DEFAULT_REL_TOL,
     abs_tol: float = DEFAULT_ABS_TOL,
+    decimals: Sequence[int] | None = None,
 ) -> Diagnosis:
+    """`decimals`: each entry's decimals as the student wrote them (chainrule.values.text_decimals), for
+    an answer pasted from torch's print; None reads them from the numbers; () never widens."""
     reference = analysis.parts.get(part)
     if reference is None:
         raise ValueError(f"the analysis has no part {part!r}")
@@ -116,9 +120,10 @@ def diagnose_numeric(
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
         return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
     # Pasted from print(x.grad) (4 decimals): exact to what it shows, and so are the mistakes it is matched to.
-    abs_tol = max(abs_tol, printed_rounding(answer, reference.value))
+    abs_tol = max(abs_tol, printed_rounding(answer, reference.value, decimals))
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
-        message = f"{correct_message(context).rstrip('.')}, to the {decimals_written_of(answer)} decimals you wrote."
+        places = min(decimals) if decimals else decimals_written_of(answer)
+        message = f"{correct_message(context).rstrip('.')}, to the {places} decimals you wrote."
         return Diagnosis(part, True, "correct", [], message, expected=reference.value)
     fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
                      key=hypothesis_rank)
@@ -127,7 +132,7 @@ def diagnose_numeric(
         chosen = two_mistakes(analysis.hypotheses.get(part, []), reference.value, answer, rel_tol=rel_tol,
                               abs_tol=abs_tol, rank=hypothesis_rank)
     if chosen is None:
-        return _unknown(reference, answer, context, analysis)
+        return _unknown(reference, answer, context, analysis, decimals)
     return _explained(reference, chosen, fitting, context)
 
 
@@ -210,10 +215,11 @@ def decimals_written_of(answer: Value) -> int:
     return max(decimals_written(number) for number in flatten(answer))
 
 
-def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis) -> Diagnosis:
+def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis,
+             written: Sequence[int] | None = None) -> Diagnosis:
     expected = flatten(reference.value)
     given = flatten(answer)
-    decimals = rounded_off(answer, reference.value)
+    decimals = rounded_off(answer, reference.value, written) if written != () else None
     if decimals is not None:  # right, to fewer digits than the tolerance asks for: say so, not "no mistake fits"
         return Diagnosis(part=reference.key, correct=False, kind="unknown", paths=[],
                          message=too_few_digits_message(context, decimals),

@@ -244,3 +244,20 @@ def test_a_reset_after_the_last_call_is_named_not_told_as_never_resetting(reset:
     assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("accumulation", "reset_after_last")
     assert diagnosis.message.startswith(f"Line 5 (`{reset}`) resets x.grad after the last backward() call")
     assert "never resets" not in diagnosis.message
+
+
+def test_fewer_calls_is_no_mistake_where_the_exercise_resets_between_its_calls() -> None:
+    """The reference zeroes x.grad between its two calls: only the last counts, so one call is right."""
+    reference = f"{LEAF}y = x**2\ny.backward(retain_graph=True)\nx.grad.zero_()\n(3 * y).backward()\n"
+    graded = program_part(reference, f"{LEAF}y = x**2\n(3 * y).backward()\n", {"x0": 2.0}, ["x.grad"])["x.grad"]
+    assert graded.correct, graded.message
+
+
+def test_a_grad_changed_but_not_emptied_after_the_last_call_is_no_reset() -> None:
+    """A reference ending with `x.grad /= 2` (an average of two calls) counted as a reset: the student who
+    forgot the halving was told about zero_() 'so that only the last 0 calls count'."""
+    reference = f"{LEAF}y = x**2\ny.backward(retain_graph=True)\ny.backward()\nx.grad /= 2\n"
+    student = f"{LEAF}y = x**2\ny.backward(retain_graph=True)\ny.backward()\n"
+    graded = program_part(reference, student, {"x0": 2.0}, ["x.grad"])["x.grad"]
+    assert not graded.correct
+    assert "0 calls" not in graded.message and "reset" not in graded.message, graded.message

@@ -53,3 +53,29 @@ def test_a_small_gradient_with_few_significant_digits_is_not_accepted_but_told_w
     rounded_wrong = diagnose_numeric(analysis=analysis, part="x.grad", answer=round(exact, 4) + 0.0003,
                                      rel_tol=1e-4, abs_tol=1e-6)
     assert "decimals you wrote" not in rounded_wrong.message  # not the truth rounded: no such claim
+
+
+def test_trailing_zeros_typed_count_as_decimals() -> None:
+    """torch prints 0.20004 as tensor(0.2000): pasted, it was 'only to the 1 decimal you wrote'."""
+    from chainrule.values import text_decimals
+
+    analysis = analyze_program(program=SIGMOID.replace("torch.sigmoid(x) * 3", "x * 0.20004"), params={"x0": 0.5},
+                               parts=["x.grad"])
+    assert text_decimals("tensor(0.2000)") == [4] and text_decimals("[1.2345e-04, 2.]") == [8, 0]
+    pasted = diagnose_numeric(analysis=analysis, part="x.grad", answer=0.2, rel_tol=1e-4, abs_tol=1e-6,
+                              decimals=text_decimals("tensor(0.2000)"))
+    assert pasted.correct, pasted.message
+
+
+def test_a_tiny_entry_torch_would_print_in_scientific_form_gets_no_rounding() -> None:
+    """[0.5123, 4e-05] prints as tensor([5.1230e-01, 4.0000e-05]); the leaky-ReLU-as-ReLU slip typed as
+    [0.5123, 0.0000] was 'Correct … to the 4 decimals you wrote'."""
+    program = ("x = torch.tensor(x0, requires_grad=True)\nw = torch.tensor(ws)\n"
+               "z = (torch.nn.functional.leaky_relu(x, 0.01) * w).sum()\nz.backward()\n")
+    analysis = analyze_program(program=program, params={"x0": [1.0, -2.0], "ws": [0.5123, 0.004]}, parts=["x.grad"])
+    typed = "[0.5123, 0.0000]"
+    from chainrule.values import text_decimals
+
+    diagnosis = diagnose_numeric(analysis=analysis, part="x.grad", answer=[0.5123, 0.0], rel_tol=1e-4, abs_tol=1e-6,
+                                 decimals=text_decimals(typed))
+    assert not diagnosis.correct
