@@ -257,3 +257,12 @@ def test_the_feedback_space_lists_each_answer_and_message_once() -> None:
     rows = [Mistake(0.54, "wrong local derivative", "m"), Mistake(0.54, "wrong local derivative", "m"),
             Mistake(0.54, "forward value", "other"), Mistake(-1.08, "sign error", "m")]
     assert _distinct(rows) == [rows[0], rows[2], rows[3]]
+
+
+def test_the_course_page_lists_its_current_staff(instructor: Any, student: Any) -> None:
+    """The Staff section had only an add form: nobody could see who already teaches the course."""
+    page = logged_in(instructor).get("/staff/courses/autograd-101/").content.decode()
+    staff = page[page.index("<h2>Staff</h2>"):]
+    staff = staff[:staff.index("<form")]
+    assert f"{instructor.user.username}" in staff and "Instructor" in staff
+    assert student.user.username not in staff

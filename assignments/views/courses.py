@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404, course_role, staff_courses
+from assignments.models import Membership
 from assignments.selectors import staff_course_rows
 
 
@@ -33,5 +34,7 @@ def course_detail(request: HttpRequest, course: str) -> HttpResponse:
         "archived": found.assignments.exclude(archived_at=None).annotate(n_submissions=Count("submissions"))
         .order_by("-archived_at"),
         "can_author": staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists(),
+        "staff": found.memberships.filter(role__in=[Membership.Role.INSTRUCTOR, Membership.Role.TA])
+        .select_related("user").order_by("role", "user__username"),
     }
     return render(request, "staff/course.html", context)
