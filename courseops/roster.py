@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -57,7 +58,7 @@ def roster_plan(*, course: Course, data: bytes, by: AbstractBaseUser) -> RosterP
         elif member is None:
             plan.lines.append(PlannedLine(line, "enrol"))
         elif (member.role, member.section) != (line.role, line.section):
-            plan.lines.append(PlannedLine(line, "update", before=f"{member.role} {member.section}".strip()))
+            plan.lines.append(PlannedLine(line, "update", before=_change(member.role, member.section, line)))
         else:
             plan.lines.append(PlannedLine(line, "unchanged"))
     plan.errors.sort(key=lambda error: error.line)
@@ -105,3 +106,13 @@ def roster_sections(*, course: Course) -> list[tuple[str, int]]:
     rows = (Membership.objects.filter(course=course, role=Membership.Role.STUDENT).exclude(section="")
             .values("section").annotate(n=Count("id")).order_by("section"))
     return [(row["section"], row["n"]) for row in rows]
+
+
+def _change(role: str, section: str, line: Any) -> str:
+    """What an update changes, in words: "role student → ta; section none → A" (it said "was student")."""
+    changes = []
+    if role != line.role:
+        changes.append(f"role {role} → {line.role}")
+    if section != line.section:
+        changes.append(f"section {section or 'none'} → {line.section or 'none'}")
+    return "; ".join(changes)

@@ -160,6 +160,8 @@ def test_a_roster_enrols_new_people_moves_sections_and_keeps_existing_accounts(k
     plan = roster_plan(course=known.course, data=data, by=staff["instructor"].user)
     assert [(p.line.username, p.action) for p in plan.lines] == [
         ("newbie", "create"), (alice.username, "update"), ("ta-new", "create")]
+    section = Membership.objects.get(user=alice, course=known.course).section
+    assert plan.lines[1].before == f"section {section or 'none'} → T2"  # said only "(was student)"
     assert not get_user_model().objects.filter(username="newbie").exists()  # the dry run wrote nothing
     response = logged_in(staff["instructor"]).post(f"/staff/courses/{known.course.slug}/roster/",
                                                    {"apply": "1", "csv": data.decode()})
