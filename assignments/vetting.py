@@ -21,6 +21,7 @@ from assignments.variants import params_for_student, variant_analysis, variant_g
 from chainrule import Analysis, diagnose_numeric
 from chainrule.answers.formula_grading import grade_symbolic, numbers_suffice
 from chainrule.evaluation_points import KINK_OPS, kinks_clear
+from chainrule.values import PRINTED_DECIMALS
 
 SAMPLE_STUDENTS = (1, 2, 3)  # variants drawn as for these student ids
 # Not a second single story for an ambiguity: a wrong local derivative of a product is some input's value by
@@ -153,10 +154,10 @@ def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason
         for hypothesis in analysis.hypotheses.get(part.key, []):
             if hypothesis.value is None or hypothesis.any_number or hypothesis.kind == "two_mistakes":
                 continue
-            printed = _printed(hypothesis.value)
+            printed = _rounded(hypothesis.value, PRINTED_DECIMALS)  # what torch's print shows
             # A "mistake" equal to the right answer at full precision changes nothing (p·log p summed over a
             # normalised p: some edges' slips cancel); only one that the 4 decimals hide is a reason.
-            printed_decimals = [4] * len(_numbers(printed))  # as torch's fixed-point print writes them
+            printed_decimals = [PRINTED_DECIMALS] * len(_numbers(printed))  # as torch's fixed-point print writes
             if not _passes(analysis, part, hypothesis.value, ()) and _passes(analysis, part, printed, printed_decimals):
                 reasons.append(_reason("printed-mistake-passes", f"parts.{part.key}",
                                        f"{_mistake_label(hypothesis)} prints as {printed!r}, as the right answer "
@@ -169,13 +170,6 @@ def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason
 def _passes(analysis: Analysis, part: Part, answer: Any, decimals: Sequence[int]) -> bool:
     return diagnose_numeric(analysis=analysis, part=part.key, answer=answer, rel_tol=part.rel_tol,
                             abs_tol=part.abs_tol, decimals=decimals).correct
-
-
-def _printed(value: Any) -> Any:
-    """What torch's print shows: 4 decimals."""
-    if isinstance(value, list):
-        return [_printed(item) for item in value]
-    return round(float(value), 4)
 
 
 def _default_seed(assignment: Assignment, analysis: Analysis) -> list[Reason]:
@@ -220,10 +214,10 @@ def _ambiguous(assignment: Assignment, analysis: Analysis, label: str) -> list[R
     return reasons
 
 
-def _rounded(value: Any) -> Any:
+def _rounded(value: Any, digits: int = 6) -> Any:
     if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    return round(float(value), 6)
+        return [_rounded(item, digits) for item in value]
+    return round(float(value), digits)
 
 
 def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:

@@ -144,39 +144,46 @@ def text_decimals(text: str) -> list[int]:
     return found
 
 
-def printed_rounding(answer: Value, expected: Value, decimals: Sequence[int] | None = None) -> float:
-    """Half a unit of the last decimal the answer was written to, when it reads like a printed tensor,
-    else 0. An answer pasted from print(x.grad) then counts as exact to what it shows: 0.1402 for 0.140244
-    is off by 3e-4 relative, beyond the default rel_tol of 1e-4, yet it is the value torch printed.
-    `decimals`: each entry's, from the answer's text (else read from the numbers, without trailing zeros).
+def written_places(answer: Value, expected: Value,
+                   decimals: Sequence[int] | None = None) -> tuple[list[float], list[float], int] | None:
+    """The answer's and the expected entries and the fewest decimals an entry was written to (`decimals`:
+    each entry's, from the answer's text; else read from the numbers, without trailing zeros); None when
+    they do not pair up entry by entry or are not all finite."""
+    given, wanted = flatten(answer), flatten(expected)
+    if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
+        return None
+    written = list(decimals) if decimals is not None else [decimals_written(number) for number in given]
+    if len(written) != len(given):
+        return None
+    return given, wanted, min(written)
+
+
+def printed_rounding(answer: Value, expected: Value, decimals: Sequence[int] | None = None) -> tuple[float, int]:
+    """Half a unit of the last decimal the answer was written to, and those decimals, when it reads like a
+    printed tensor, else (0, 0). An answer pasted from print(x.grad) then counts as exact to what it shows:
+    0.1402 for 0.140244 is off by 3e-4 relative, beyond the default rel_tol of 1e-4, yet torch printed it.
     Like torch's fixed-point print: every entry has at least PRINTED_DECIMALS decimals, every nonzero expected
     entry is at least one unit of the last decimal (4e-05 prints as 4.0000e-05, never as 0.0000), and the
     largest keeps PRINTED_SIGNIFICANT significant digits."""
-    given, wanted = flatten(answer), flatten(expected)
-    if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
-        return 0.0
-    written = list(decimals) if decimals is not None else [decimals_written(number) for number in given]
-    if len(written) != len(given):
-        return 0.0
-    places = min(written)
+    written = written_places(answer, expected, decimals)
+    if written is None:
+        return 0.0, 0
+    _, wanted, places = written
     unit = 10.0 ** -places
     largest = max(abs(number) for number in wanted)
     if places < PRINTED_DECIMALS or largest < 10.0 ** (PRINTED_SIGNIFICANT - 1 - places) \
             or any(0 < abs(number) < unit for number in wanted):
-        return 0.0
-    return 0.5 * unit * (1 + 1e-9)
+        return 0.0, 0
+    return 0.5 * unit * (1 + 1e-9), places
 
 
 def rounded_off(answer: Value, expected: Value, decimals: Sequence[int] | None = None) -> int | None:
     """The decimals the answer was written to when every entry is the expected one rounded to them
     (and the answer has at least one decimal), else None: right, but too few digits to tell."""
-    given, wanted = flatten(answer), flatten(expected)
-    if not given or len(given) != len(wanted) or not all(math.isfinite(n) for n in given + wanted):
+    written = written_places(answer, expected, decimals)
+    if written is None:
         return None
-    written = list(decimals) if decimals is not None else [decimals_written(number) for number in given]
-    if len(written) != len(given):
-        return None
-    places = min(written)
+    given, wanted, places = written
     unit = 0.5 * 10.0 ** -places * (1 + 1e-9)
     if places < 1 or not all(abs(a - e) <= unit for a, e in zip(given, wanted, strict=True)):
         return None

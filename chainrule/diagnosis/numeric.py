@@ -23,7 +23,6 @@ from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
 from chainrule.values import (
     RaggedValue,
     Value,
-    decimals_written,
     flatten,
     numbers_close,
     ordinal,
@@ -120,11 +119,12 @@ def diagnose_numeric(
     if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
         return Diagnosis(part, True, "correct", [], correct_message(context), expected=reference.value)
     # Pasted from print(x.grad) (4 decimals): exact to what it shows, and so are the mistakes it is matched to.
-    abs_tol = max(abs_tol, printed_rounding(answer, reference.value, decimals))
-    if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
-        places = min(decimals) if decimals else decimals_written_of(answer)
-        message = f"{correct_message(context).rstrip('.')}, to the {places} decimals you wrote."
-        return Diagnosis(part, True, "correct", [], message, expected=reference.value)
+    rounding, places = printed_rounding(answer, reference.value, decimals)
+    if rounding > abs_tol:
+        abs_tol = rounding
+        if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
+            message = f"{correct_message(context).rstrip('.')}, to the {places} decimals you wrote."
+            return Diagnosis(part, True, "correct", [], message, expected=reference.value)
     fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),
                      key=hypothesis_rank)
     chosen = _structural(analysis, reference, answer, fitting) or most_specific(fitting)
@@ -211,15 +211,11 @@ def feedback_context(analysis: Analysis, reference: PartReference, answer: Value
     )
 
 
-def decimals_written_of(answer: Value) -> int:
-    return max(decimals_written(number) for number in flatten(answer))
-
-
 def _unknown(reference: PartReference, answer: Value, context: FeedbackContext, analysis: Analysis,
              written: Sequence[int] | None = None) -> Diagnosis:
     expected = flatten(reference.value)
     given = flatten(answer)
-    decimals = rounded_off(answer, reference.value, written) if written != () else None
+    decimals = rounded_off(answer, reference.value, written)
     if decimals is not None:  # right, to fewer digits than the tolerance asks for: say so, not "no mistake fits"
         return Diagnosis(part=reference.key, correct=False, kind="unknown", paths=[],
                          message=too_few_digits_message(context, decimals),
