@@ -12,12 +12,15 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
-from assignments.nested_data import HAS_NUL, TOO_DEEP, nested_nul_problem
+from assignments.nested_data import HAS_NUL, TOO_DEEP, nested_problem, nul_problem
 from assignments.spec import CatalogError
 
 MAX_DEPTH = 32  # tables and arrays inside one another; the catalog needs a handful
+MAX_INT_BITS = 14_000  # ≈ 4,200 decimal digits: a hex or binary literal past it cannot even be printed
+TOO_MANY_DIGITS = "too many digits"
 PROBLEMS = {TOO_DEEP: f"is nested too deeply (at most {MAX_DEPTH} levels)",
-            HAS_NUL: "contains a NUL character (\\u0000), which no field accepts"}
+            HAS_NUL: "contains a NUL character (\\u0000), which no field accepts",
+            TOO_MANY_DIGITS: "has a number with too many digits to read"}
 
 
 def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
@@ -28,7 +31,7 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
     except RecursionError:
         raise CatalogError(path, field, PROBLEMS[TOO_DEEP]) from None
     except ValueError:  # int("9" * 5000): Python's limit on integer text, raised inside tomllib
-        raise CatalogError(path, field, TOO_MANY_DIGITS) from None
+        raise CatalogError(path, field, PROBLEMS[TOO_MANY_DIGITS]) from None
     problem = _shape_problem(data)
     if problem:
         raise CatalogError(path, field, problem)
@@ -36,21 +39,10 @@ def toml_loads(text: str, *, path: str, field: str) -> dict[str, Any]:
 
 
 def _shape_problem(data: Any) -> str | None:
-    problem = nested_nul_problem(data, max_depth=MAX_DEPTH)
-    if problem is not None:
-        return PROBLEMS[problem]
-    return TOO_MANY_DIGITS if _huge_int(data, MAX_DEPTH) else None
+    problem = nested_problem(data, max_depth=MAX_DEPTH, text_problem=nul_problem, int_problem=_int_problem)
+    return None if problem is None else PROBLEMS[problem]
 
 
-TOO_MANY_DIGITS = "has a number with too many digits to read"
-MAX_INT_BITS = 14_000  # ≈ 4,200 decimal digits: a hex or binary literal past it cannot even be printed
-
-
-def _huge_int(data: Any, depth: int) -> bool:
+def _int_problem(number: int) -> str | None:
     """A hex, octal or binary TOML integer escapes Python's 4,300-digit limit on reading, not on printing."""
-    if isinstance(data, int) and not isinstance(data, bool):
-        return data.bit_length() > MAX_INT_BITS
-    if depth <= 0:
-        return False
-    items = data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()
-    return any(_huge_int(item, depth - 1) for item in items)
+    return TOO_MANY_DIGITS if number.bit_length() > MAX_INT_BITS else None

@@ -26,6 +26,9 @@ def page_from(query: Any) -> int:
     return query_int(query, "page", default=1, low=1, high=MAX_PAGE)
 
 
+BOOLEAN = {"true": True, "1": True, "false": False, "0": False}  # a filter's yes/no, as the query spells it
+
+
 @dataclass(frozen=True)
 class SubmissionFilter:
     student: str = ""
@@ -38,16 +41,15 @@ class SubmissionFilter:
 
     @classmethod
     def from_query(cls, query: Any) -> SubmissionFilter:
-        correct = {"true": True, "1": True, "false": False, "0": False}.get(str(query.get("correct", "")).lower())
+        correct = BOOLEAN.get(str(query.get("correct", "")).lower())
         return cls(student=query.get("student", "")[:150], part=query.get("part", "")[:64],
                    correct=correct, kind=query.get("kind", "")[:40], status=query.get("status", "")[:10],
-                   infra=query.get("infra", "") in ("1", "true"), path=query.get("path", "")[:400])
+                   infra=BOOLEAN.get(query.get("infra", "")) is True, path=query.get("path", "")[:400])
 
     @staticmethod
     def query_problem(query: Any) -> str | None:
         """What is wrong with a filter value the list would otherwise ignore (the API says so: a 400)."""
-        choices = {"correct": ("true", "false", "1", "0"), "infra": ("1", "true", "0", "false"),
-                   "status": tuple(Submission.Status.values)}
+        choices = {"correct": tuple(BOOLEAN), "infra": tuple(BOOLEAN), "status": tuple(Submission.Status.values)}
         for name, allowed in choices.items():
             value = str(query.get(name, ""))
             if value and value not in allowed:  # as from_query reads them: "GRADED" would be ignored

@@ -147,6 +147,12 @@ def test_an_import_that_is_deep_nul_a_zip_bomb_or_unreadable_is_refused_with_a_m
     known: KnownCourse, teacher: Any, name: str
 ) -> None:
     blob, message = BAD_UPLOADS[name]
+    assert message in _imported(known, teacher, name, blob), name
+    assert not Assignment.objects.filter(slug="zip-one").exists()
+
+
+def _imported(known: KnownCourse, teacher: Any, name: str, blob: bytes) -> str:
+    """The page an upload leads to, after the maintenance worker has run its import job (when it is readable)."""
     upload = io.BytesIO(blob)
     upload.name = name
     client = logged_in(teacher, raise_request_exception=False)
@@ -156,8 +162,7 @@ def test_an_import_that_is_deep_nul_a_zip_bomb_or_unreadable_is_refused_with_a_m
         job_run(job_id=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
     response = client.get(response["Location"])
     assert response.status_code == 200, name
-    assert message in response.content.decode(), name
-    assert not Assignment.objects.filter(slug="zip-one").exists()
+    return str(response.content.decode())
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
@@ -202,12 +207,7 @@ def test_one_unreadable_file_of_an_import_is_refused_on_its_own_line(known: Know
     """The readable file is loaded and the other reported: the job no longer "failed on our side" after
     it had already published the first."""
     good = ONE.replace(b'"zip-one"', b'"zip-good"')
-    upload = io.BytesIO(_zip([("good.toml", good), ("long.toml", b"x0 = " + b"9" * 5_000)]))
-    upload.name = "two.zip"
-    client = logged_in(teacher, raise_request_exception=False)
-    response = client.post(f"/staff/courses/{known.course.slug}/import/", {"catalog": upload})
-    job_run(job_id=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
-    page = client.get(response["Location"]).content.decode()
+    page = _imported(known, teacher, "two.zip", _zip([("good.toml", good), ("long.toml", b"x0 = " + b"9" * 5_000)]))
     assert "failed on our side" not in page
     assert "long.toml" in page and "too many digits" in page
     assert "good.toml" in page
@@ -287,12 +287,8 @@ def test_a_file_that_trips_a_bug_is_refused_alone_and_the_others_are_reported(
         return real(name=name, **kwargs)
 
     monkeypatch.setattr(runs, "catalog_file_load", flaky)
-    upload = io.BytesIO(_zip([("good.toml", ONE.replace(b'"zip-one"', b'"zip-good"')), ("bug.toml", ONE)]))
-    upload.name = "two.zip"
-    client = logged_in(teacher, raise_request_exception=False)
-    response = client.post(f"/staff/courses/{known.course.slug}/import/", {"catalog": upload})
-    job_run(job_id=int(response["Location"].rstrip("/").rsplit("/", 1)[1]))
-    page = client.get(response["Location"]).content.decode()
+    page = _imported(known, teacher, "two.zip",
+                     _zip([("good.toml", ONE.replace(b'"zip-one"', b'"zip-good"')), ("bug.toml", ONE)]))
     assert "failed on our side" not in page
     assert "bug.toml: could not be loaded: an error on our side (logged)" in page
     assert "good.toml" in page
