@@ -21,7 +21,7 @@ from assignments.reference import ReferenceError, get_runner
 from chainrule import Analysis
 from chainrule.evaluation_points import evaluation_points, usable_points
 
-ANALYSIS_VERSION = 10  # bump when the engine's analyses or the choice of points change: caches go stale
+ANALYSIS_VERSION = 11  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 MIRRORED_POINTS = 3  # drawn with signs flipped, kept only to reach the other side of a kink

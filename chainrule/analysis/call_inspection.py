@@ -75,11 +75,12 @@ class CallInspector:
     def _leaves(self, call: BackwardCall, catalog: NodeCatalog) -> dict[str, torch.Tensor]:
         if call.output.grad_fn is None:
             return {}
-        found = {
-            catalog.leaf_name(node.variable): node.variable
-            for node in walk_nodes(call.output.grad_fn)
-            if is_leaf_node(node)
-        }
+        found: dict[str, torch.Tensor] = {}
+        for node in walk_nodes(call.output.grad_fn):  # leaves, and the non-leaves kept with retain_grad()
+            tensor = node.variable if is_leaf_node(node) else catalog.retained_tensor(node)
+            name = catalog.read_name(node) if tensor is not None else None
+            if name is not None and tensor is not None:
+                found.setdefault(name, tensor)
         if call.inputs is not None:  # backward(inputs=…) fills only those leaves
             found = {n: t for n, t in found.items() if any(t is w for w in call.inputs)}
         return found

@@ -59,7 +59,7 @@ def _leaf_evidence(leaf: str, calls: list[CallEvidence]) -> LeafEvidence:
     routes = [route for item in calls for route in item.routes if route.leaf == leaf]
     return LeafEvidence(
         leaf=leaf,
-        node_id=f"leaf:{leaf}",
+        node_id=routes[0].node_ids[0] if routes else f"leaf:{leaf}",  # a retained non-leaf: the node that made it
         paths=merge_routes(routes).get(leaf, []),
         mistakes=_summed_effects([e for item in calls for e in item.mistakes], leaf),
         seeds=[Effect(e.detail, {leaf: e.deltas[leaf]}) for item in calls for e in item.seeds if leaf in e.deltas],

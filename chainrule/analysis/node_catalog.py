@@ -30,6 +30,7 @@ class NodeCatalog:
         self._fallback_ids: dict[int, str] = {}
         self._fallback_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps id() of named objects from being reused
+        self._retained: dict[int, str | None] = {}
 
     def refresh(self) -> None:
         """Index forward ops recorded since the last call."""
@@ -57,6 +58,23 @@ class NodeCatalog:
         if is_leaf_node(node):
             return self.leaf_name(node.variable)
         return op_name(type(node).__name__)
+
+    def read_name(self, node: Any) -> str | None:
+        """The name whose .grad autograd fills at this node: a leaf's, or a non-leaf tensor's the program
+        kept with retain_grad() (its gradient is what reaches the node that made it); else None."""
+        if is_leaf_node(node):
+            return self.leaf_name(node.variable)
+        op = self.op_for(node)
+        if op is None or not isinstance(op.output, torch.Tensor) or not op.output.retains_grad:
+            return None
+        if id(node) not in self._retained:  # its name, looked up once: backward passes ask per node
+            self._retained[id(node)] = self.tensor_name(op.output)
+        return self._retained[id(node)]
+
+    def retained_tensor(self, node: Any) -> torch.Tensor | None:
+        """The non-leaf tensor this node made, when the program retains its gradient under a name."""
+        op = self.op_for(node)
+        return op.output if op is not None and not is_leaf_node(node) and self.read_name(node) else None
 
     def leaf_name(self, tensor: torch.Tensor) -> str:
         name = self.tensor_name(tensor)

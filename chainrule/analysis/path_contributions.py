@@ -1,4 +1,4 @@
-"""Chain-rule paths and what each contributes to a leaf's gradient.
+"""Chain-rule paths and what each contributes to a leaf's gradient (or a retained non-leaf's).
 
 Autograd floods the whole graph at once; here we call each node's backward
 along one route at a time (a vector-Jacobian product seeded like the real
@@ -38,7 +38,7 @@ MAX_NODE_CALLS = 20_000  # guards against graphs with exponentially many routes
 
 @dataclass
 class Route:
-    leaf: str
+    leaf: str  # or a non-leaf tensor kept with retain_grad(): its route starts at the node that made it
     node_ids: list[str]  # leaf → … → output
     names: list[str]
     grad: torch.Tensor  # shaped like the leaf
@@ -111,6 +111,9 @@ def find_routes(
         ids, names = [*ids, catalog.node_id(node)], [*names, catalog.node_name(node)]
         if slot == 0:
             grad = hooked(node, grad, catalog.gradient_hooks)
+            kept = None if is_leaf_node(node) else catalog.read_name(node)
+            if kept is not None:  # retain_grad(): the route so far ends at this tensor too, and goes on
+                _keep_route(search, names_seen, Route(kept, ids[::-1], [kept, *names[-2::-1]], grad), max_paths)
         if is_leaf_node(node):
             route = Route(names[-1], ids[::-1], names[::-1], reduce_to_shape(grad, node_shape(node)))
             _keep_route(search, names_seen, route, max_paths)

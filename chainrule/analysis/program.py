@@ -138,7 +138,7 @@ class _Context:
         facts = GradientFacts(
             part=reference.key,
             leaf=reference.tensor,
-            leaf_id=f"leaf:{reference.tensor}",
+            leaf_id=evidence.node_id if evidence is not None else f"leaf:{reference.tensor}",
             grad=np.asarray(reference.value, dtype=float),
             paths=[],
             non_scalar_outputs=list(dict.fromkeys(
@@ -155,12 +155,20 @@ class _Context:
         facts.output_ids = evidence.output_ids
         facts.backward_calls = evidence.backward_calls
         facts.mistakes = [
-            (e.detail, e.edge, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.mistakes if e.edge
+            (_edge_from_part(e.detail, e.edge, evidence), e.edge, tensor_to_array(e.deltas[evidence.leaf]))
+            for e in evidence.mistakes if e.edge
         ]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
         facts.kink_edges = _kink_edges(self.graph)
         return facts
+
+
+def _edge_from_part(detail: dict[str, Any], edge: tuple[str, ...], evidence: LeafEvidence) -> dict[str, Any]:
+    """An edge out of a retained non-leaf reads from its name, as its paths do (h → mul, not mul → mul)."""
+    if evidence.node_id.startswith("leaf:") or edge[0] != evidence.node_id or "edge" not in detail:
+        return detail
+    return {**detail, "edge": [evidence.leaf, *detail["edge"][1:]]}
 
 
 def _kink_edges(graph: Graph) -> list[tuple[str, str]]:

@@ -14,7 +14,7 @@ import torch
 from chainrule.analysis.node_catalog import is_leaf_node, node_shape
 from chainrule.analysis.path_contributions import Hooks, hooked, no_hooks, node_vjp, reduce_to_shape
 
-LeafName = Callable[[Any], str]
+LeafName = Callable[[Any], str | None]  # a leaf's name, a retained non-leaf's name, else None
 InputGrads = tuple[torch.Tensor | None, ...]
 
 
@@ -79,11 +79,15 @@ def _propagate(
             continue
         if is_leaf_node(node):
             name = leaf_name(node)
+            assert name is not None  # every leaf has a name
             grad = hooked(node, reduce_to_shape(by_slot.get(0, torch.zeros(())), list(node.variable.shape)), hooks)
             leaves[name] = leaves[name] + grad if name in leaves else grad
             continue
         grads = _slot_grads(node, by_slot)
         grads[0] = hooked(node, grads[0], hooks)
+        kept = leaf_name(node)  # a tensor kept with retain_grad(): its .grad is what arrives here
+        if kept is not None:
+            leaves[kept] = leaves[kept] + grads[0] if kept in leaves else grads[0]
         inputs = _reduced(node, node_vjp(node, grads))
         if transform is not None:
             inputs = transform(node, grads, inputs)

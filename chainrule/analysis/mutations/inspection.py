@@ -39,10 +39,8 @@ class CallMutations:
 
 
 def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str]) -> CallMutations:
-    def leaf_name(node: Any) -> str:
-        return catalog.node_name(node)
     with torch.no_grad():
-        return _measure(root, seed, catalog, leaves, leaf_name)
+        return _measure(root, seed, catalog, leaves, catalog.read_name)
 
 
 def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:

@@ -1,0 +1,79 @@
+"""A non-leaf kept with retain_grad() (h.retain_grad(); part "h.grad") has chain-rule paths of its own,
+from the node that made it to the output: a student who slips on one of them is told which, as for a
+leaf. Before, every wrong h.grad was "matches none of the typical mistakes"."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from chainrule import Diagnosis, analyze_program, diagnose_numeric
+from chainrule.model import Analysis
+
+PROGRAM = (
+    "x = torch.tensor(x0, requires_grad=True)\n"
+    "y = torch.tensor(3.0, requires_grad=True)\n"
+    "h = x * y\n"
+    "h.retain_grad()\n"
+    "z = h * h + torch.sin(h)\n"
+    "z.backward()\n"
+)
+H = 0.7 * 3.0  # x0 = 0.7 (with 0.5, 2h would equal y)
+
+
+def analysis() -> Analysis:
+    return analyze_program(program=PROGRAM, params={"x0": 0.7}, parts=["h.grad", "x.grad"])
+
+
+def diagnose(answer: float, part: str = "h.grad") -> Diagnosis:
+    return diagnose_numeric(analysis=analysis(), part=part, answer=answer, rel_tol=1e-4, abs_tol=1e-6)
+
+
+def test_a_retained_tensor_has_its_own_paths_adding_up_to_its_grad() -> None:
+    found = analysis()
+    paths = {tuple(path.names): path.contribution for path in found.paths["h"]}
+    assert set(paths) == {("h", "mul", "add", "z"), ("h", "sin", "add", "z")}
+    assert math.isclose(float(np.sum([paths[p] for p in paths])), 2 * H + math.cos(H), rel_tol=1e-6)
+    assert not any("do not add up" in note for note in found.notes)
+
+
+def test_the_right_h_grad_is_correct() -> None:
+    assert diagnose(2 * H + math.cos(H)).kind == "correct"
+
+
+def test_leaving_out_the_sin_path_from_h_is_named() -> None:
+    diagnosis = diagnose(2 * H)  # only h·h's 2h: the sin path left out
+    assert diagnosis.kind == "missing_path"
+    assert diagnosis.paths == [["h", "sin", "add", "z"]]
+    assert "leaves out the path h → sin → add → z" in diagnosis.message
+
+
+def test_d_of_h_times_h_taken_as_h_is_the_edge_out_of_h() -> None:
+    diagnosis = diagnose(H + math.cos(H))
+    assert diagnosis.kind == "wrong_local_derivative"
+    assert diagnosis.detail["edge"] == ["h", "mul"]  # read from h, as its paths are, not "mul → mul"
+    assert (diagnosis.detail["used"], diagnosis.detail["right"]) == ("h", "2·h")
+    assert "(the edge h → mul)" in diagnosis.message
+
+
+def test_a_flipped_cos_on_the_path_from_h_is_named() -> None:
+    diagnosis = diagnose(2 * H - math.cos(H))
+    assert diagnosis.kind == "wrong_local_derivative"
+    assert diagnosis.detail["edge"] == ["h", "sin"] and diagnosis.detail["used"] == "-cos(h)"
+
+
+def test_the_highlight_starts_at_the_node_that_made_h() -> None:
+    found = analysis()
+    mul_of_leaves = next(node.id for node in found.graph.nodes if node.kind == "op" and node.name == "mul"
+                         and any(edge.source == "leaf:x" and edge.target == node.id for edge in found.graph.edges))
+    diagnosis = diagnose_numeric(analysis=found, part="h.grad", answer=-(2 * H + math.cos(H)),
+                                 rel_tol=1e-4, abs_tol=1e-6)
+    assert diagnosis.kind == "sign_error"
+    assert mul_of_leaves in diagnosis.highlight.nodes and "leaf:h" not in diagnosis.highlight.nodes
+
+
+def test_the_leaves_paths_are_unchanged_by_the_retained_tensor_on_them() -> None:
+    diagnosis = diagnose(3.0 * 2 * H, part="x.grad")  # x.grad without the sin path
+    assert diagnosis.kind == "missing_path"
+    assert diagnosis.paths == [["x", "mul", "sin", "add", "z"]]
