@@ -116,3 +116,25 @@ def test_zero_beside_a_detach_is_the_detach_taken_to_stop_all_gradient(live: str
     assert diagnosis.kind == "missing_path"
     assert "as if detach() stopped all of x's gradient" in diagnosis.message
     assert "detach() cuts only the path that runs through it" in diagnosis.message
+
+
+@pytest.mark.parametrize(
+    ("forward", "answer", "used", "edge"),
+    [
+        ("torch.sin(2 * x)", math.cos(0.5) * 2, "cos(x)", ["mul", "sin"]),  # cos at x, then the inner 2
+        ("torch.log(x ** 2)", (1 / 0.5) * 2 * 0.5, "1/x", ["pow", "log"]),  # 1/x, not 1/x², times 2x
+        ("torch.exp(3 * x + 1)", math.exp(0.5) * 3, "e^x", ["add", "exp"]),
+        ("torch.exp(3 * x + 1)", math.exp(1.5) * 3, "e^(3·x)", ["add", "exp"]),  # the + 1 dropped from e's power
+        ("torch.sqrt(x ** 2 + 1)", 1 / (2 * 0.5) * 2 * 0.5, "1/(2√(x^2))", ["add", "sqrt"]),
+        ("torch.tanh(x * x)", (1 - math.tanh(0.5) ** 2) * 2 * 0.5, "1 - tanh²(x)", ["mul", "tanh"]),
+    ],
+)
+def test_the_outer_derivative_taken_at_what_its_input_is_made_from(
+    forward: str, answer: float, used: str, edge: list[str]
+) -> None:
+    """The chain rule's outer factor at the wrong argument: d sin(2x)/dx worked out as cos(x)·2."""
+    program = f"x = torch.tensor(x0, requires_grad=True)\nz = {forward}\nz.backward()\n"
+    diagnosis = diagnose(program, "x.grad", answer)
+    assert diagnosis.kind == "wrong_local_derivative"
+    assert diagnosis.detail["used"] == used and diagnosis.detail["edge"] == edge
+    assert "the outer derivative at the function's own input" in diagnosis.message

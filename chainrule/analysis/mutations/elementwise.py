@@ -248,6 +248,56 @@ CONSTANT_FACTORS = {"AddBackward0": (1.0, 1.0), "SubBackward0": (1.0, -1.0), "Rs
                     "NegBackward0": (-1.0,)}
 
 
+# f′ as a function of f's input, for the slip of taking it at the wrong argument: cos(x) for sin(2x)
+OUTER_DERIVATIVES: dict[str, tuple[str, Callable[[torch.Tensor], torch.Tensor]]] = {
+    "SinBackward0": ("cos({})", torch.cos),
+    "CosBackward0": ("-sin({})", lambda v: -torch.sin(v)),
+    "TanhBackward0": ("1 - tanh²({})", lambda v: 1 - torch.tanh(v) ** 2),
+    "SigmoidBackward0": ("σ({0})·(1 - σ({0}))", lambda v: torch.sigmoid(v) * (1 - torch.sigmoid(v))),
+    "ExpBackward0": ("e^{}", torch.exp),
+    "LogBackward0": ("1/{}", lambda v: 1 / v),
+    "SqrtBackward0": ("1/(2√{})", lambda v: 1 / (2 * torch.sqrt(v))),
+}
+_BARE = frozenset({"ExpBackward0", "SqrtBackward0"})  # e^x^2 and √x^2 read wrong: such an argument gets ( )
+MAX_INNER_DEPTH = 3  # sin(2·x + 1): its input is made by add, from mul, from the leaf x
+
+
+def inner_argument_wrongs(c: NodeContext, slot: int) -> list[Wrong]:
+    """f′ taken at an input further down instead of at f's own input u: d sin(2x)/dx as cos(x)·2, d ln(x²)
+    as (1/x)·2x. The candidates are the tensors u is made from, down to the leaves (up to three ops
+    below), with u's shape; the chain rule's inner factors stay on their own edges."""
+    outer = OUTER_DERIVATIVES.get(type(c.node).__name__)
+    child = c.node.next_functions[slot][0] if slot < len(c.node.next_functions) else None
+    own = c.value_of(slot)
+    if outer is None or child is None or own is None or c.value_at is None or c.labels_of is None:
+        return []
+    template, derivative = outer
+    lesson = (f"the chain rule takes the outer derivative at the function's own input: d f(g)/dx = f′(g)·g′(x), "
+              f"with f′ = {template.format('u')} at u = {c.labels[slot]}, not at what u is made from")
+    bare = type(c.node).__name__ in _BARE
+    wrongs: list[Wrong] = []
+    frontier, seen = [child], {id(child)}
+    for _ in range(MAX_INNER_DEPTH):
+        below = []
+        for node in frontier:
+            if type(node).__name__ == "AccumulateGrad":
+                continue
+            labels = c.labels_of(node)
+            for (inner, _), label in zip(node.next_functions, labels, strict=False):
+                if inner is None or id(inner) in seen:
+                    continue
+                seen.add(id(inner))
+                below.append(inner)
+                value = c.value_at(inner)
+                if value is None or value.shape != own.shape or torch.equal(value, own):
+                    continue
+                argument = f"({label})" if bare and not label.isidentifier() else _wrapped(label)
+                wrongs.append((f"{op_name(type(c.node).__name__)}_inner_argument", template.format(argument),
+                               derivative(value.detach()), lesson))
+        frontier = below
+    return wrongs[:3]
+
+
 def elementwise_rule(node_class: str) -> Rule | None:
     return _RULES.get(node_class)
 
@@ -264,6 +314,7 @@ def factor_mutations(c: NodeContext, slot: int) -> tuple[RightDerivative | None,
     if found is None:
         return None, []
     right_text, right, wrongs = found
+    wrongs = [*wrongs, *inner_argument_wrongs(c, slot)]
     mutations = []
     target = c.right[slot]
     for rule_id, used_text, used, lesson in wrongs:

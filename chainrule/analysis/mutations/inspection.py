@@ -84,7 +84,7 @@ def _pairs(
 
     def context_of(node: Any, grads: list[torch.Tensor], inputs: Any) -> NodeContext:
         return NodeContext(node, grads, inputs, input_labels(node, catalog), _value_of(node, catalog),
-                           lambda other: input_labels(other, catalog))
+                           lambda other: input_labels(other, catalog), catalog.forward_value)
 
     found = []
     reach = below(record)
@@ -144,7 +144,7 @@ def _sites(order: list[Any]) -> dict[int, int]:
 
 def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
     return NodeContext(node, record.incoming[id(node)], record.outgoing[id(node)], input_labels(node, catalog),
-                       _value_of(node, catalog), lambda other: input_labels(other, catalog))
+                       _value_of(node, catalog), lambda other: input_labels(other, catalog), catalog.forward_value)
 
 
 def _measured(
