@@ -44,7 +44,7 @@ class SubmissionFilter:
         correct = BOOLEAN.get(str(query.get("correct", "")).lower())
         return cls(student=query.get("student", "")[:150], part=query.get("part", "")[:64],
                    correct=correct, kind=query.get("kind", "")[:40], status=query.get("status", "")[:10],
-                   infra=BOOLEAN.get(query.get("infra", "")) is True, path=query.get("path", "")[:400])
+                   infra=BOOLEAN.get(str(query.get("infra", "")).lower()) is True, path=query.get("path", "")[:400])
 
     @staticmethod
     def query_problem(query: Any) -> str | None:
@@ -52,7 +52,9 @@ class SubmissionFilter:
         choices = {"correct": tuple(BOOLEAN), "infra": tuple(BOOLEAN), "status": tuple(Submission.Status.values)}
         for name, allowed in choices.items():
             value = str(query.get(name, ""))
-            if value and value not in allowed:  # as from_query reads them: "GRADED" would be ignored
+            if name in ("correct", "infra"):
+                value = value.lower()  # as from_query reads them: TRUE is true
+            if value and value not in allowed:  # "GRADED" would be ignored by the list
                 return f"{name} must be one of {', '.join(allowed)}"
         return None
 

@@ -70,3 +70,12 @@ def test_wrong_local_derivatives_are_counted_per_edge_also_inside_two_mistakes()
     assert part["edges"] == [{"edge": ["x", "mul"], "count": 2, "share": 1.0}]
     rows = list(analytics_csv_rows({"parts": {"x.grad": part}}))
     assert ["x.grad", "edge", "x → mul", "2"] in [row[:4] for row in rows]
+
+
+def test_a_filter_written_in_capitals_is_read_not_refused() -> None:
+    """?correct=TRUE (as a spreadsheet or a hand-typed URL writes it): the list reads it, so no 400 either."""
+    for query in ({"correct": "TRUE"}, {"correct": "False"}, {"infra": "1"}, {"infra": "True"}):
+        assert SubmissionFilter.query_problem(query) is None
+    assert SubmissionFilter.from_query({"correct": "TRUE"}).correct is True
+    assert SubmissionFilter.from_query({"infra": "True"}).infra is True
+    assert SubmissionFilter.query_problem({"correct": "yes"}) == "correct must be one of true, 1, false, 0"
