@@ -12,7 +12,7 @@ import torch
 from chainrule.analysis.mutations.flood import Flood, flood, leaf_deltas
 from chainrule.analysis.mutations.generic import node_mutations
 from chainrule.analysis.mutations.labels import input_labels, placeholder
-from chainrule.analysis.mutations.model import Mutation, NodeContext
+from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.analysis.tensors import tensor_to_value
@@ -62,6 +62,8 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
             child = node.next_functions[right.slot][0]
             found.local_derivatives.append({"source": catalog.node_id(child), "target": catalog.node_id(node),
                                             "formula": right.formula, "value": _plain(right.value)})
+            if right.passes:
+                found.notes.append(_unseen_slips(right, child, node, catalog))
         for mutation in mutations:
             if len(found.mutations) >= MAX_MUTATIONS_PER_CALL:
                 found.notes.append(f"only the first {MAX_MUTATIONS_PER_CALL} wrong local derivatives were tried")
@@ -105,6 +107,16 @@ def _pairs(
                   "mistakes": [_component(a), _component(b)]}
         found.append(MeasuredMutation(detail, a.edge, deltas))
     return found
+
+
+def _unseen_slips(right: RightDerivative, child: Any, node: Any, catalog: NodeCatalog) -> str:
+    """For the author: catalogued slips that give the right number at these values are marked right."""
+    op, used = op_name(type(node).__name__), list(right.passes)
+    slips = used[0] if len(used) == 1 else ", ".join(used[:-1]) + f" or {used[-1]}"
+    return (f"at these values {slips} as the local derivative of {op} (the edge {catalog.node_name(child)} → {op}) "
+            f"gives the same number as the right one, {right.formula}: a student who makes "
+            f"{'that slip' if len(used) == 1 else 'one of those slips'} is marked right; values where they differ "
+            "would tell them apart")
 
 
 def _summed(left: torch.Tensor | None, right: torch.Tensor | None) -> torch.Tensor:

@@ -59,3 +59,4 @@ class RightDerivative:
     slot: int
     formula: str
     value: torch.Tensor
+    passes: tuple[str, ...] = ()  # catalogued wrong formulas with the right value here: a slip no answer shows
