@@ -39,7 +39,28 @@ def _zip_members(upload: Any) -> list[tuple[str, bytes]]:
                 raise CatalogError(upload.name, "file", f"holds {len(members)} catalog files; at most {MAX_FILES}")
             if sum(i.file_size for i in members) > MAX_UNZIPPED or any(i.file_size > MAX_UPLOAD for i in members):
                 raise CatalogError(upload.name, "file", f"unzips to more than {MAX_UNZIPPED // 1_000_000} MB")
-            return [(i.filename.rsplit("/", 1)[-1], archive.read(i)) for i in members]
+            if len({i.header_offset for i in archive.infolist()}) != len(archive.infolist()):
+                raise CatalogError(upload.name, "file", "has entries that share their data (a zip bomb's trick)")
+            budget = [MAX_UNZIPPED]
+            return [(i.filename.rsplit("/", 1)[-1], _member_bytes(archive, i, budget, upload.name)) for i in members]
+    except CatalogError:
+        raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
             ValueError, zlib.error) as exc:  # corrupt, encrypted (RuntimeError), an unsupported compression
         raise CatalogError(upload.name, "file", f"is not a zip archive this server can read ({exc})") from None
+
+
+CHUNK = 65_536
+
+
+def _member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int], upload: str) -> bytes:
+    """The member's bytes, inflated a chunk at a time and counted as they come: its header's size is the
+    archive's own claim (archive.read() would inflate the whole stream in memory before cutting it there)."""
+    out = bytearray()
+    with archive.open(info) as stream:
+        while chunk := stream.read(CHUNK):
+            out += chunk
+            budget[0] -= len(chunk)
+            if len(out) > MAX_UPLOAD or budget[0] < 0:
+                raise CatalogError(upload, "file", f"unzips to more than {MAX_UNZIPPED // 1_000_000} MB")
+    return bytes(out)

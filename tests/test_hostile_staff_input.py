@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import struct
+import tracemalloc
 import zipfile
+import zlib
 from typing import Any
 
 import pytest
@@ -124,6 +126,21 @@ def _central_directory_patched(blob: bytes, offset: int, value: int) -> bytes:
     return blob[:at] + struct.pack("<H", value) + blob[at + 2:]
 
 
+def _lying_zip(inflated: int, claimed: int, entries: int = 1) -> bytes:
+    """A zip bomb as written by hand: each entry's header claims `claimed` bytes, while its deflate stream
+    inflates to `inflated`; with entries > 1, every central-directory entry points at the same data."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    stream = b"".join(packer.compress(b"\0" * (1 << 20)) for _ in range(inflated >> 20)) + packer.flush()
+    crc = zlib.crc32(b"\0" * claimed)
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0, crc, len(stream), claimed, 6, 0) + b"a.toml"
+    names = [b"a.toml", *(f"a{i}.toml".encode() for i in range(1, entries))]
+    central = b"".join(
+        struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0, crc, len(stream), claimed, len(name), 0, 0,
+                    0, 0, 0, 0) + name for name in names)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, entries, entries, len(central), len(local) + len(stream), 0)
+    return local + stream + central + end
+
+
 ONE = b'slug = "zip-one"\ntitle = "t"\nstatement = "s"\nreference = "x = 1"\n'
 BAD_UPLOADS = {
     "deep.toml": (b"a = " + b"[" * 5_000 + b"]" * 5_000, "nested too deeply"),
@@ -131,6 +148,8 @@ BAD_UPLOADS = {
     "nul.toml": (ONE.replace(b'"t"', b'"a\\u0000b"'), "NUL character"),
     "bomb.zip": (_zip([(f"f{i}.toml", b" " * 1_900_000) for i in range(6)]), "unzips to more than 10 MB"),
     "many.zip": (_zip([(f"f{i}.toml", b"") for i in range(201)]), "catalog files; at most 200"),
+    # 20 entries sharing one deflate stream: each inflated it again (101 s in one web request)
+    "overlapping.zip": (_lying_zip(50_000_000, 100, entries=20), "entries that share their data"),
     "encrypted.zip": (_central_directory_patched(_zip([("a.toml", ONE)]), 8, 0x1), "not a zip archive this server"),
     "method-99.zip": (_central_directory_patched(_zip([("a.toml", ONE)], zipfile.ZIP_STORED), 10, 99),
                       "not a zip archive this server"),
@@ -149,6 +168,23 @@ def test_an_import_that_is_deep_nul_a_zip_bomb_or_unreadable_is_refused_with_a_m
     blob, message = BAD_UPLOADS[name]
     assert message in _imported(known, teacher, name, blob), name
     assert not Assignment.objects.filter(slug="zip-one").exists()
+
+
+def test_a_zip_entry_is_inflated_only_as_far_as_its_header_claims() -> None:
+    """The header says 100 bytes, the stream inflates to 200 MB: archive.read() built all 200 MB in the web
+    process (2 GB and 7 s for a 2 GB stream) before cutting it to 100; read a chunk at a time, it never does."""
+    from assignments.uploads import uploaded_files
+
+    upload = io.BytesIO(_lying_zip(200_000_000, 100))
+    upload.name, upload.size = "bomb.zip", len(upload.getvalue())  # type: ignore[attr-defined]
+    tracemalloc.start()
+    try:
+        files, _ = uploaded_files(upload)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [(name, len(text)) for name, text in files] == [("a.toml", 100)]
+    assert peak < 5_000_000, f"inflating the bomb's entry took {peak / 1e6:.0f} MB"
 
 
 def _imported(known: KnownCourse, teacher: Any, name: str, blob: bytes) -> str:
