@@ -52,7 +52,8 @@ def _deny_or_hide(*, user: User, course: Course | None, authoring: bool) -> None
     if role is None:
         raise Http404("No such course.")
     if role not in _roles(authoring=authoring):
-        raise PermissionDenied("This page is for the course's staff.")
+        raise PermissionDenied("This page is for the course's instructors." if authoring and role in STAFF_ROLES
+                               else "This page is for the course's staff.")
 
 
 def course_for_staff_or_404(*, user: User, slug: str, authoring: bool = False) -> Course:

@@ -189,6 +189,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PARSER_CLASSES": ["grader.api.parsers.BoundedJSONParser"],  # depth, size, Unicode: 400s
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],  # no browsable forms (?format=api)
     "EXCEPTION_HANDLER": "grader.api.parsers.api_exception_handler",  # too big a body: a JSON 413
 }
 SPECTACULAR_SETTINGS = {

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from lti_tool.models import LtiLaunch
 from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.exception import LtiException, OIDCException
@@ -36,7 +36,7 @@ def refusal(request: HttpRequest, reason: str, *, status: int = 400) -> HttpResp
 
 @csrf_exempt
 @xframe_options_exempt
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def oidc_login(request: HttpRequest) -> HttpResponse:
     params = request.POST if request.method == "POST" else request.GET
     if not target_is_ours(request=request, target=params.get("target_link_uri")):
@@ -115,7 +115,7 @@ def _destination(request: HttpRequest, *, arrival: Arrival, lti_launch: LtiLaunc
     return redirect("assignment", slug=arrival.link.assignment.slug)
 
 
-@require_GET
+@require_safe
 def jwks(request: HttpRequest) -> JsonResponse:
     signing_key()  # the first request creates the tool's first key
     return JsonResponse(tool_jwks())

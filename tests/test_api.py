@@ -123,6 +123,7 @@ def test_unreadable_answers_are_400_per_part_and_use_no_attempt(student: Any) ->
     {},
     {"code": {"grad_z": 5}},  # was stored as the source "5" and graded as broken code
     {"answers": {"x.grad": "7"}, "wait": True},  # was read as a 1 s wait
+    {"answers": {"x.grad": "7"}, "wait": "5"},  # was read as 5 s: JSON writes a number bare
 ])
 def test_wrong_shapes_of_answers_are_400_with_a_message(student: Any, body: dict[str, Any]) -> None:
     response = api(student).post("/api/v1/assignments/visual-walkthrough/submissions/", body, format="json")

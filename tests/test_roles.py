@@ -40,8 +40,7 @@ def ta(make_user: Callable[..., Any]) -> Any:
 def staff_pages(course: Course) -> list[str]:
     """Every staff page of a course that a TA may read."""
     slug = course.assignments.first().slug  # type: ignore[union-attr]
-    return [f"/staff/courses/{course.slug}/", f"/staff/courses/{course.slug}/export.zip",
-            f"/staff/assignments/{slug}/export.toml"]
+    return [f"/staff/courses/{course.slug}/", f"/staff/assignments/{slug}/submissions/"]
 
 
 def authoring_pages(course: Course) -> list[tuple[str, str]]:
@@ -50,6 +49,8 @@ def authoring_pages(course: Course) -> list[tuple[str, str]]:
     base = f"/staff/courses/{course.slug}"
     pages = [("get", f"{base}/assignments/new/"), ("post", f"{base}/staff/"), ("post", f"{base}/import/")]
     pages += [("get", f"/staff/assignments/{slug}/{page}/") for page in ("edit", "publish", "extensions")]
+    # the catalog files hold the answer key (reference, expected values): authoring, as in the authoring API
+    pages += [("get", f"{base}/export.zip"), ("get", f"/staff/assignments/{slug}/export.toml")]
     pages += [("post", f"/staff/assignments/{slug}/{page}/") for page in ("preview", "duplicate", "delete", "restore")]
     return pages
 
@@ -63,6 +64,7 @@ def test_every_authoring_page_is_404_for_other_courses_and_403_for_tas_and_stude
     for method, url in authoring_pages(course_demo()):
         for person in (ta, student):
             assert getattr(logged_in(person), method)(url).status_code == 403, (person, url)
+        assert "This page is for the course&#x27;s instructors." in getattr(logged_in(ta), method)(url).content.decode()
     assert Assignment.objects.filter(slug=course_b.assignments.get().slug).exists()  # the delete did nothing
 
 

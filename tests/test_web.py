@@ -177,6 +177,7 @@ def test_wrong_answer_feedback_names_the_missing_path_and_shows_the_graph(live_d
     graph = client.get(f"/submissions/{submission.id}/graph.svg?part=x.grad")
     assert graph.status_code == 200 and graph["Content-Type"].startswith("image/svg+xml")
     assert b"<svg" in graph.content and graph["Content-Security-Policy"].startswith("default-src 'none'")
+    assert "frame-ancestors 'self'" in graph["Content-Security-Policy"]  # default-src does not cover framing
     assert client.get(f"/submissions/{submission.id}/graph.svg?part=nope").status_code == 404
 
     as_instructor = logged_in(instructor).get(f"/submissions/{submission.id}/status/").content.decode()
@@ -209,6 +210,13 @@ def test_healthz_reports_database_and_broker_without_login(client: Client) -> No
 @pytest.mark.django_db
 def test_an_assignment_page_answers_head(student: Any) -> None:
     assert logged_in(student).head("/assignments/visual-walkthrough/").status_code == 200
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/lti/jwks/", "/lti/login/"])
+def test_the_lti_endpoints_answer_head_as_they_answer_get(client: Client, path: str) -> None:
+    """A platform's or a monitor's HEAD probe of the key set got 405 where GET gives the JWKS."""
+    assert client.head(path).status_code == client.get(path).status_code != 405
 
 
 @pytest.mark.django_db

@@ -215,7 +215,7 @@ def assignment_restore(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def assignment_export(request: HttpRequest, slug: str) -> HttpResponse:
-    assignment = assignment_for_staff_or_404(user=request.user, slug=slug)
+    assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)  # the answer key
     response = HttpResponse(assignment_toml(assignment=assignment), content_type="application/toml; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{assignment.slug}.toml"'
     return response
@@ -224,7 +224,7 @@ def assignment_export(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def course_export(request: HttpRequest, course: str) -> HttpResponse:
-    found = course_for_staff_or_404(user=request.user, slug=course)
+    found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)  # reference programs too
     response = HttpResponse(files_zip(files=course_files(course=found)), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{found.slug}.zip"'
     return response

@@ -234,16 +234,31 @@ def _autograd_refused(torch: Any, refuse: bool) -> Iterator[None]:
     if not refuse:
         yield
         return
-    saved = (torch.autograd.backward, torch.autograd.grad, torch.Tensor.backward)
-
     def refused(*args: Any, **kwargs: Any) -> None:
         raise StudentError("This part asks for the derivative by hand: backward() and torch.autograd.grad are off.")
 
-    torch.autograd.backward = torch.autograd.grad = torch.Tensor.backward = refused
+    class RefusedEngine:  # the C++ engine behind backward(), reached directly (Variable._execution_engine)
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            refused()
+
+        def __getattr__(self, name: str) -> Any:
+            return refused
+
+    # Each entry point to a derivative: reverse mode (also the engine itself), forward mode's dual numbers.
+    places = [(torch.autograd, "backward"), (torch.autograd, "grad"), (torch.Tensor, "backward"),
+              (torch.autograd.Variable, "_execution_engine"), (torch._C, "_ImperativeEngine"),
+              (torch.autograd.forward_ad, "make_dual"), (torch.autograd.forward_ad, "unpack_dual")]
+    saved = [(owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name))
+             for owner, name in places]
+    for owner, name, _ in saved:
+        stand_in: Any = RefusedEngine.__new__(RefusedEngine) if name == "_execution_engine" else (
+            RefusedEngine if name == "_ImperativeEngine" else refused)
+        setattr(owner, name, stand_in)
     try:
         yield
     finally:
-        torch.autograd.backward, torch.autograd.grad, torch.Tensor.backward = saved
+        for owner, name, original in saved:
+            setattr(owner, name, original)
 
 
 def _call_function(request: dict[str, Any], namespace: dict[str, Any], point: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from chainrule.code.encoding import MAX_NUMBERS
 from chainrule.code.harness import MAX_STDOUT_CHARS, harness_source, run_harness
 
@@ -165,3 +167,20 @@ def test_a_parent_that_used_torch_threads_does_not_hang_its_child() -> None:
                           cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     assert "7.0" in done.stdout
+
+
+@pytest.mark.parametrize("reach", [
+    # the C++ engine behind backward(), called directly: it gave full marks on a by-hand part
+    "    g = torch.autograd.Variable._execution_engine.run_backward((L,), (torch.ones_like(L),), False, False, (x2,),"
+    " False, False)\n",
+    "    g = torch._C._ImperativeEngine().run_backward((L,), (torch.ones_like(L),), False, False, (x2,), False,"
+    " False)\n",
+    # forward mode: a dual number's tangent is the derivative, no backward at all
+    "    import torch.autograd.forward_ad as fw\n    with fw.dual_level():\n"
+    "        g = (fw.unpack_dual(fw.make_dual(x2.detach(), torch.ones(1)) * y).tangent,)\n",
+])
+def test_a_by_hand_part_refuses_the_engine_and_forward_mode_too(reach: str) -> None:
+    source = ("def grad_z(x, y):\n    x2 = torch.tensor([x], requires_grad=True)\n    L = (x2 * y).sum()\n"
+              f"{reach}    return float(g[0]), 1\n")
+    assert run_harness(function_job(source))["ok"] is True  # each reach works where autograd is allowed
+    assert only_error(run_harness(function_job(source, forbid_autograd=True))).startswith("This part asks for")

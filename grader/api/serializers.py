@@ -3,6 +3,7 @@ to students: only the fields named here leave the server."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,11 +30,14 @@ class SourceField(serializers.CharField):
 
 
 class SecondsField(serializers.FloatField):
-    """A number of seconds: DRF's FloatField read `true` as 1 s."""
+    """A number of seconds in JSON: DRF's FloatField read `true` as 1 s and "5" as 5 s (the API takes JSON
+    only, where a number is written bare)."""
 
     def to_internal_value(self, data: Any) -> float:
         if isinstance(data, bool):
             raise serializers.ValidationError("must be a number of seconds, not true or false")
+        if not isinstance(data, (int, float)):
+            raise serializers.ValidationError(f"must be a number of seconds (5, not {json.dumps(data)[:20]})")
         return float(super().to_internal_value(data))
 
 

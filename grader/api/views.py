@@ -29,6 +29,7 @@ from grader.api.serializers import (
 )
 from grader.api.staff_views import STAFF_FILTERS, staff_submissions
 from grader.finished import MAX_WAIT_S, submission_waited
+from grader.headers import frame_ancestors
 from grader.models import FINISHED, Submission
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
@@ -50,6 +51,12 @@ from grader.services import AlreadySubmitted, submission_create
 HISTORY_LIMIT = 200
 IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def svg_policy(request: Request) -> str:
+    """No script runs even when a picture is opened directly; framed only where pages may be
+    (default-src does not cover frame-ancestors: X-Frame-Options alone guarded it)."""
+    return f"{SVG_POLICY}; frame-ancestors {' '.join(frame_ancestors(request))}"
 
 
 def _row_or_404(request: Request, slug: str) -> AssignmentRow:
@@ -198,7 +205,8 @@ class AssignmentAnswersGraph(APIView):
         svg = row.answers_shown and answer_key_svg(assignment=row.assignment, student_id=request.user.pk)
         if not svg:
             raise Http404("The expected answers are not revealed to you yet.")
-        return Response(svg, headers={"Content-Security-Policy": SVG_POLICY, "Cache-Control": "private, max-age=60"})
+        headers = {"Content-Security-Policy": svg_policy(request), "Cache-Control": "private, max-age=60"}
+        return Response(svg, headers=headers)
 
 
 class SubmissionGraph(APIView):
@@ -214,5 +222,5 @@ class SubmissionGraph(APIView):
                                                 part=request.query_params.get("part"))
         if not svg:
             raise Http404("No graph: no such submission, not graded yet, or no such part.")
-        headers = {"Content-Security-Policy": SVG_POLICY, "Cache-Control": "private, max-age=600"}
-        return Response(svg, headers=headers)  # the policy: no script runs even when opened directly
+        headers = {"Content-Security-Policy": svg_policy(request), "Cache-Control": "private, max-age=600"}
+        return Response(svg, headers=headers)
