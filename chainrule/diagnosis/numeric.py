@@ -77,6 +77,9 @@ class Diagnosis:
         return data
 
 
+# Ops whose local derivative is their own forward value: a factor forgotten below one leaves exactly
+# a forward value (d e^(2x)/dx without the 2 is e^(2x) itself), and that is the likelier slip.
+SELF_DERIVATIVE_OPS = frozenset({"exp"})
 GENERIC_ORDER = ("generic_one", "generic_sign", "generic_transpose", "generic_double", "generic_half")
 
 
@@ -144,6 +147,11 @@ def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     if not fitting:
         return None
     first = fitting[0]
+    if first.kind == "forward_value":  # e^(2x) for d e^(2x)/dx: the inner 2 forgotten, not values for gradients
+        inner = next((other for other in fitting if other.detail.get("rule") == "generic_one"
+                      and any(SELF_DERIVATIVE_OPS & set(path) for path in other.paths)), None)
+        if inner is not None:
+            return inner
     if first.kind == "sign_error" or (first.kind == "extra_path" and first.detail.get("reason") == "counted"):
         for other in fitting:
             if other.kind == "wrong_local_derivative" and not other.detail.get("generic") \

@@ -138,3 +138,15 @@ def test_the_outer_derivative_taken_at_what_its_input_is_made_from(
     assert diagnosis.kind == "wrong_local_derivative"
     assert diagnosis.detail["used"] == used and diagnosis.detail["edge"] == edge
     assert "the outer derivative at the function's own input" in diagnosis.message
+
+
+@pytest.mark.parametrize("forward", ["torch.exp(2 * x)", "torch.exp(2 * x) * 3", "torch.exp(2 * x + 1)"])
+def test_the_inner_factor_forgotten_under_exp_is_told_as_that_not_as_a_forward_value(forward: str) -> None:
+    """d e^(2x)/dx worked out as e^(2x): the commonest slip of all. Without the 2 the answer is z's own value,
+    and "you gave a forward value" taught nothing; the factor 1 on x → mul names what to fix."""
+    program = f"x = torch.tensor(x0, requires_grad=True)\nz = {forward}\nz.backward()\n"
+    z = eval(forward.replace("torch.exp", "math.exp"), {"math": math, "x": 0.5})  # noqa: S307 - our own text
+    diagnosis = diagnose(program, "x.grad", z)
+    assert (diagnosis.kind, diagnosis.detail["rule"], diagnosis.detail["edge"]) == (
+        "wrong_local_derivative", "generic_one", ["x", "mul"])
+    assert "where the right one is 2" in diagnosis.message and "forward_value" in diagnosis.also

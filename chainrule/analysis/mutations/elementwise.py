@@ -272,9 +272,16 @@ def inner_argument_wrongs(c: NodeContext, slot: int) -> list[Wrong]:
     if outer is None or child is None or own is None or c.value_at is None or c.labels_of is None:
         return []
     template, derivative = outer
-    lesson = (f"the chain rule takes the outer derivative at the function's own input: d f(g)/dx = f′(g)·g′(x), "
-              f"with f′ = {template.format('u')} at u = {c.labels[slot]}, not at what u is made from")
     bare = type(c.node).__name__ in _BARE
+
+    def argument(label: str) -> str:
+        if "({}" in template or "({0}" in template:
+            return label  # cos(2·x): the function's own parentheses
+        return f"({label})" if bare and not label.isidentifier() else _wrapped(label)
+
+    own_label = c.labels[slot]
+    lesson = (f"the chain rule takes the outer derivative at the function's own input: d f(g)/dx = f′(g)·g′(x), "
+              f"so {template.format(argument(own_label))}, not f′ at what {own_label} is made from")
     wrongs: list[Wrong] = []
     frontier, seen = [child], {id(child)}
     for _ in range(MAX_INNER_DEPTH):
@@ -291,8 +298,7 @@ def inner_argument_wrongs(c: NodeContext, slot: int) -> list[Wrong]:
                 value = c.value_at(inner)
                 if value is None or value.shape != own.shape or torch.equal(value, own):
                     continue
-                argument = f"({label})" if bare and not label.isidentifier() else _wrapped(label)
-                wrongs.append((f"{op_name(type(c.node).__name__)}_inner_argument", template.format(argument),
+                wrongs.append((f"{op_name(type(c.node).__name__)}_inner_argument", template.format(argument(label)),
                                derivative(value.detach()), lesson))
         frontier = below
     return wrongs[:3]
