@@ -50,6 +50,9 @@ class GradientFacts:
     seeds: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
     accumulation_beliefs: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
     kink_edges: list[tuple[str, str]] = field(default_factory=list)  # (input name, kink op name) in the graph
+    # Every other tensor's gradient: (name, node id, gradient, "below" when it lies below this one on its
+    # paths (x under u = 2x + 1: x.grad goes on past u.grad), "above" when this one lies below it, else "")
+    other_grads: list[tuple[str, str, np.ndarray, str]] = field(default_factory=list)
 
 
 def as_value(array: np.ndarray) -> Value:
@@ -270,9 +273,16 @@ def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
                      {"reason": "tracked", "tensor": facts.leaf})
 
 
+def other_gradient(facts: GradientFacts) -> Iterator[Hypothesis]:
+    """Another tensor's gradient given for this one (u.grad answered with x.grad)."""
+    for name, node_id, grad, where in facts.other_grads:
+        if grad.shape == facts.grad.shape:
+            yield _hypothesis("other_gradient", grad, [], Highlight(nodes=[node_id]), tensor=name, where=where)
+
+
 BUILDERS: tuple[Callable[[GradientFacts], Iterator[Hypothesis]], ...] = (
     untracked_answer, shape, accumulation, accumulation_belief, missing_path, extra_path, sign_error,
-    product_of_paths, dead_branch, seed_vector, wrong_local_derivative,
+    product_of_paths, dead_branch, seed_vector, wrong_local_derivative, other_gradient,
 )
 
 

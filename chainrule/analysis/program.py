@@ -161,7 +161,19 @@ class _Context:
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
         facts.kink_edges = _kink_edges(self.graph)
+        facts.other_grads = self._other_grads(evidence)
         return facts
+
+    def _other_grads(self, evidence: LeafEvidence) -> list[tuple[str, str, np.ndarray, str]]:
+        found = []
+        for name, other in self.leaves.items():
+            if name == evidence.leaf or other.final_grad is None:
+                continue
+            below = any(evidence.node_id in route for path in other.paths for route in path.routes)
+            above = any(other.node_id in route for path in evidence.paths for route in path.routes)
+            found.append((name, other.node_id, tensor_to_array(other.final_grad), "below" if below else
+                          "above" if above else ""))
+        return found
 
 
 def _edge_from_part(detail: dict[str, Any], edge: tuple[str, ...], evidence: LeafEvidence) -> dict[str, Any]:

@@ -19,6 +19,7 @@ KIND_SUMMARY = {
     "shape": "a wrong shape",
     "seed_vector": "a wrong seed vector",
     "forward_value": "giving a forward value instead of a gradient",
+    "other_gradient": "giving another tensor's gradient",
     "wrong_local_derivative": "a wrong local derivative",
     "combination": "several slips on different paths",
     "two_mistakes": "two slips at once",

@@ -181,6 +181,22 @@ def _forward_value(h: Hypothesis, c: FeedbackContext) -> str:
             f"{c.tensor}: {chain_rule(len(c.leaf_paths))}.")
 
 
+def _other_gradient(h: Hypothesis, c: FeedbackContext) -> str:
+    other, paths = str(h.detail.get("tensor")), "paths" if len(c.leaf_paths) >= 2 else "path"
+    if h.detail.get("where") == "below":
+        return (f"Your {c.part} is {other}.grad, the gradient of {other}, which lies below {c.tensor}. "
+                f"{c.part} stops at {c.tensor}: the local derivatives from {other} up to {c.tensor} belong to "
+                f"{other}'s gradient, not to {c.tensor}'s.")
+    if h.detail.get("where") == "above":
+        return (f"Your {c.part} is {other}.grad, the gradient of {other}, which {c.tensor}'s {paths} pass"
+                f"{'' if paths == 'paths' else 'es'} through. "
+                f"{c.part} goes on past {other} down to {c.tensor}: multiply by the local derivatives from "
+                f"{c.tensor} up to {other} as well.")
+    return (f"Your {c.part} is {other}.grad, the gradient of another tensor. {c.part} is how much {c.output} "
+            f"changes per unit change of {c.tensor}: follow the {paths} that start{'' if paths == 'paths' else 's'} "
+            f"at {c.tensor}.")
+
+
 def _combination(h: Hypothesis, c: FeedbackContext) -> str:
     components = [item for item in h.detail.get("components", []) if isinstance(item, dict)]
     clauses = [PATH_CLAUSES[str(item["kind"])](paths_text(item["paths"]), item)
@@ -201,6 +217,7 @@ MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
     "shape": _shape,
     "seed_vector": _seed_vector,
     "forward_value": _forward_value,
+    "other_gradient": _other_gradient,
     "wrong_local_derivative": wrong_local_derivative_message,
     "combination": _combination,
 }

@@ -52,6 +52,7 @@ PRIORITY = (
     "seed_vector",
     "wrong_local_derivative",  # a catalogued op mistake names a rule: before a coincidence with a forward value
     "forward_value",
+    "other_gradient",  # another tensor's .grad: after a forward value, before a generic ×2 that equals it
     "generic_local_derivative",  # factor 1, sign, ×2, ÷2, transposed on some edge
     "missing_paths",  # missing_path with two or more paths: a less likely slip
     "two_mistakes",  # only when no single mistake fits

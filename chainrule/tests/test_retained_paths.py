@@ -77,3 +77,28 @@ def test_the_leaves_paths_are_unchanged_by_the_retained_tensor_on_them() -> None
     diagnosis = diagnose(3.0 * 2 * H, part="x.grad")  # x.grad without the sin path
     assert diagnosis.kind == "missing_path"
     assert diagnosis.paths == [["x", "mul", "sin", "add", "z"]]
+
+
+CUBE = "x = torch.tensor(x0, requires_grad=True)\nu = 2 * x + 1\nu.retain_grad()\nz = u ** 3\nz.backward()\n"
+
+
+def test_x_grad_given_for_u_grad_is_told_as_one_edge_too_far() -> None:
+    """u = 2x + 1, z = u³ at x = 1.5: u.grad = 3u² = 48; 96 is x.grad, the 2 of du/dx taken along. It was
+    told as 'a doubled local derivative': each edge contributes once."""
+    analysis = analyze_program(program=CUBE, params={"x0": 1.5}, parts=["u.grad", "x.grad"])
+    diagnosis = diagnose_numeric(analysis=analysis, part="u.grad", answer=96.0)
+    assert (diagnosis.kind, diagnosis.detail["tensor"], diagnosis.detail["where"]) == ("other_gradient", "x", "below")
+    assert "Your u.grad is x.grad" in diagnosis.message and "u.grad stops at u" in diagnosis.message
+    assert diagnosis.highlight.nodes == ["leaf:x"]
+    upward = diagnose_numeric(analysis=analysis, part="x.grad", answer=48.0)  # u.grad given for x.grad
+    assert (upward.kind, upward.detail["where"]) == ("other_gradient", "above")
+    assert "multiply by the local derivatives from x up to u" in upward.message
+
+
+def test_the_gradients_of_two_leaves_swapped_are_named() -> None:
+    program = ("x = torch.tensor(2.0, requires_grad=True)\ny = torch.tensor(3.0, requires_grad=True)\n"
+               "z = x * y + x ** 2\nz.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad", "y.grad"])
+    diagnosis = diagnose_numeric(analysis=analysis, part="y.grad", answer=7.0)  # x.grad's 7
+    assert (diagnosis.kind, diagnosis.detail["tensor"], diagnosis.detail["where"]) == ("other_gradient", "x", "")
+    assert diagnosis.message.startswith("Your y.grad is x.grad, the gradient of another tensor.")
