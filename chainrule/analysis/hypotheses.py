@@ -53,6 +53,8 @@ class GradientFacts:
     # Every other tensor's gradient: (name, node id, gradient, "below" when it lies below this one on its
     # paths (x under u = 2x + 1: x.grad goes on past u.grad), "above" when this one lies below it, else "")
     other_grads: list[tuple[str, str, np.ndarray, str]] = field(default_factory=list)
+    node_grads: dict[str, Any] = field(default_factory=dict)  # d output / d node, by node id (the picture's flow)
+    node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "sin(x)"
 
 
 def as_value(array: np.ndarray) -> Value:
@@ -273,6 +275,53 @@ def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
                      {"reason": "tracked", "tensor": facts.leaf})
 
 
+def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
+    """d(u·v)/dx taken as u′·v′, the product of the factors' derivatives (d(x·sin x)/dx as 1·cos x), for a
+    scalar product whose two factors both depend on the leaf. The routes into each factor carry
+    g·v·u′ and g·u·v′ (g: what reaches the product), so u′ and v′ come out of them."""
+    if facts.grad.size != 1:
+        return
+    for node in graph.nodes:
+        if node.kind != "op" or node.name != "mul":
+            continue
+        factors = list(dict.fromkeys(edge.source for edge in graph.edges if edge.target == node.id and not edge.cut))
+        into = [_routes_through(facts, source, node.id) for source in factors]
+        values = [_scalar(graph.node(source).value) if graph.node(source) else None for source in factors]
+        g = _scalar(facts.node_grads.get(node.id))
+        if len(factors) != 2 or not all(into) or None in values or not g:
+            continue
+        (s_u, s_v), (u, v) = [sum(grads) for grads in into], values
+        if not u or not v:
+            continue
+        wrong = facts.grad - s_u - s_v + g * (s_u / (g * v)) * (s_v / (g * u))
+        highlight = Highlight(nodes=[node.id])
+        yield _hypothesis("product_of_paths", np.asarray(wrong, dtype=float), [], highlight, rule="product_rule",
+                          node=node.id, factors=[_label(graph, facts, source) for source in factors])
+
+
+def _routes_through(facts: GradientFacts, source: str, target: str) -> list[float]:
+    """The contributions of the leaf's routes that take the edge source → target."""
+    found = []
+    for path in facts.paths:
+        grads = path.route_grads if len(path.route_grads) == len(path.routes) else [path.grad] * len(path.routes)
+        for route, grad in zip(path.routes, grads, strict=True):
+            if any(a == source and b == target for a, b in zip(route, route[1:], strict=False)):
+                found.append(float(np.asarray(grad, dtype=float).reshape(-1)[0]))
+    return found
+
+
+def _scalar(value: Any) -> float | None:
+    array = np.asarray(value, dtype=float) if value is not None else None
+    return float(array.reshape(-1)[0]) if array is not None and array.size == 1 else None
+
+
+def _label(graph: Graph, facts: GradientFacts, node_id: str) -> str:
+    node = graph.node(node_id)
+    if node is None:
+        return node_id
+    return node.tensor_name or facts.node_formulas.get(node_id) or node.name
+
+
 def other_gradient(facts: GradientFacts) -> Iterator[Hypothesis]:
     """Another tensor's gradient given for this one (u.grad answered with x.grad)."""
     for name, node_id, grad, where in facts.other_grads:
@@ -289,6 +338,7 @@ BUILDERS: tuple[Callable[[GradientFacts], Iterator[Hypothesis]], ...] = (
 def gradient_hypotheses(facts: GradientFacts, graph: Graph) -> list[Hypothesis]:
     found = [h for build in BUILDERS for h in build(facts)]
     found += list(forward_value(facts, graph))
+    found += list(product_rule(facts, graph))
     return _distinct(h for h in found if _differs(h, facts.grad))
 
 

@@ -50,7 +50,8 @@ def analyze_program(
         program=program, params=checked, keys=keys, modes=modes_worth_running(run, graph, accumulating, program),
         max_paths=max_paths, real_paths={leaf: {tuple(p.names) for p in e.paths} for leaf, e in leaves.items()},
     )
-    context = _Context(graph, leaves, counterfactuals, inspector.evidence)
+    flow_fields = _flow_fields(flow, graph, leaves)
+    context = _Context(graph, leaves, counterfactuals, inspector.evidence, flow_fields)
     return Analysis(
         parts=references,
         graph=graph,
@@ -60,7 +61,7 @@ def analyze_program(
         notes=_notes(inspector.evidence, leaves, counterfactuals) + flow.notes,
         local_derivatives=_local_derivatives(inspector.evidence, graph),
         program_trace=trace_program(program=program, params=checked, reads=[key.text for key in keys]),
-        **_flow_fields(flow, graph, leaves),
+        **flow_fields,
     )
 
 
@@ -119,9 +120,10 @@ def _count_numbers(value: Any, name: str, *, depth: int) -> int:
 class _Context:
     def __init__(
         self, graph: Graph, leaves: dict[str, LeafEvidence], counterfactuals: Counterfactuals,
-        evidence: list[CallEvidence],
+        evidence: list[CallEvidence], flow_fields: dict[str, Any],
     ) -> None:
         self.graph = graph
+        self.node_grads, self.node_formulas = flow_fields["node_grads"], flow_fields["node_formulas"]
         self.leaves = leaves
         self.counterfactuals = counterfactuals
         self.evidence = evidence
@@ -162,6 +164,7 @@ class _Context:
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
         facts.kink_edges = _kink_edges(self.graph)
         facts.other_grads = self._other_grads(evidence)
+        facts.node_grads, facts.node_formulas = self.node_grads, self.node_formulas
         return facts
 
     def _other_grads(self, evidence: LeafEvidence) -> list[tuple[str, str, np.ndarray, str]]:

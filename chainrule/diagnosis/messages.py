@@ -4,6 +4,7 @@ Messages never contain the expected value: students read them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from chainrule.diagnosis.message_context import (
@@ -60,6 +61,13 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
 
 
 def _product_of_paths(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("rule") == "product_rule":
+        u, v = [f if re.fullmatch(r"[\w.]+(\(.*\)|[²³])?", f) else f"({f})"
+                for f in [*(h.detail.get("factors") or []), "u", "v"][:2]]
+        return (f"Your {c.part} multiplies the derivatives of the two factors {u} and {v} of a product. The "
+                f"product rule: ({u}·{v})′ = {u}′·{v} + {u}·{v}′ (′: the derivative by {c.tensor}), each factor's "
+                "derivative times the other factor, and the two terms add; the derivative of a product is not the "
+                "product of the derivatives.")
     return (f"Your {c.part} multiplies the parallel paths {paths_text(h.paths)}. Parallel paths into one "
             "node add: multiply the local derivatives along one path (in series), then add the paths.")
 

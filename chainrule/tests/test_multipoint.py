@@ -173,3 +173,23 @@ def test_a_point_is_named_by_the_programs_variables_tracked_first_never_an_unnam
     named = _student_values(analysis)
     assert "constant" not in named
     assert named.split(", ")[:2] == ["b = -0.2", "w = 0.7"] and "x = 1.5" in named and "y = 1" in named
+
+
+PRODUCT = "x = torch.tensor(x0, requires_grad=True)\nz = x * torch.sin(x)\nz.backward()\n"
+PRODUCT_POINTS = evaluation_points(params={"x0": 2.0}, ranges={}, count=5, seed="product-rule")
+
+
+def test_the_product_of_the_factors_derivatives_is_the_product_rule_broken() -> None:
+    """d(x·sin x)/dx worked out as 1·cos x: told as two unrelated slips (a number) or as nothing (a formula)."""
+    analyses = analyses_at(PRODUCT, PRODUCT_POINTS, ["x.grad"])
+    formula = diagnose_points(analyses=analyses, part="x.grad", answers=[math.cos(p["x0"]) for p in PRODUCT_POINTS],
+                              rel_tol=1e-4, abs_tol=1e-6, points=PRODUCT_POINTS)
+    number = diagnose_points(analyses=analyses[:1], part="x.grad", answers=[math.cos(PRODUCT_POINTS[0]["x0"])],
+                             rel_tol=1e-4, abs_tol=1e-6, points=PRODUCT_POINTS[:1])
+    for diagnosis in (formula, number):
+        assert (diagnosis.kind, diagnosis.detail.get("rule")) == ("product_of_paths", "product_rule")
+        assert diagnosis.detail["factors"] == ["x", "sin(x)"]
+        assert "(x·sin(x))′ = x′·sin(x) + x·sin(x)′ (′: the derivative by x)" in diagnosis.message
+    right = [math.sin(p["x0"]) + p["x0"] * math.cos(p["x0"]) for p in PRODUCT_POINTS]
+    assert diagnose_points(analyses=analyses, part="x.grad", answers=right, rel_tol=1e-4, abs_tol=1e-6,
+                           points=PRODUCT_POINTS).correct
