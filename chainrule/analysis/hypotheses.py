@@ -286,7 +286,7 @@ def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
             continue
         factors = list(dict.fromkeys(edge.source for edge in graph.edges if edge.target == node.id and not edge.cut))
         into = [_routes_through(facts, source, node.id) for source in factors]
-        values = [_scalar(graph.node(source).value) if graph.node(source) else None for source in factors]
+        values = [_scalar(found.value) if (found := graph.node(source)) is not None else None for source in factors]
         g = _scalar(facts.node_grads.get(node.id))
         if len(factors) != 2 or not all(into) or None in values or not g:
             continue
