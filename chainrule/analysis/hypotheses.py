@@ -54,6 +54,7 @@ class GradientFacts:
     # paths (x under u = 2x + 1: x.grad goes on past u.grad), "above" when this one lies below it, else "")
     other_grads: list[tuple[str, str, np.ndarray, str]] = field(default_factory=list)
     node_grads: dict[str, Any] = field(default_factory=dict)  # d output / d node, by node id (the picture's flow)
+    zero_kinks: list[str] = field(default_factory=list)  # relu nodes with an input entry exactly 0 (slope 0 there)
     node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "sin(x)"
 
 
@@ -153,8 +154,9 @@ def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
         if value is not None and through_relu:
             highlight = Highlight(wrong_edges=route_edges([r for p in through_relu for r in p.routes]))
             highlight.nodes = list(dict.fromkeys(relu_nodes))
+            at_zero = {"at_zero": True} if slopes == "identity" and set(relu_nodes) & set(facts.zero_kinks) else {}
             yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes,
-                              **kink_edge(through_relu, frozenset({"relu"})))
+                              **kink_edge(through_relu, frozenset({"relu"})), **at_zero)
     yield from _kinks_ignored(facts)
 
 

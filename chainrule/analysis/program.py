@@ -165,6 +165,7 @@ class _Context:
         facts.kink_edges = _kink_edges(self.graph)
         facts.other_grads = self._other_grads(evidence)
         facts.node_grads, facts.node_formulas = self.node_grads, self.node_formulas
+        facts.zero_kinks = _zero_kinks(self.graph)
         return facts
 
     def _other_grads(self, evidence: LeafEvidence) -> list[tuple[str, str, np.ndarray, str]]:
@@ -184,6 +185,21 @@ def _edge_from_part(detail: dict[str, Any], edge: tuple[str, ...], evidence: Lea
     if evidence.node_id.startswith("leaf:") or edge[0] != evidence.node_id or "edge" not in detail:
         return detail
     return {**detail, "edge": [evidence.leaf, *detail["edge"][1:]]}
+
+
+def _zero_kinks(graph: Graph) -> list[str]:
+    """ReLU nodes whose blocked entries are all exactly 0 (none negative): torch's slope there is 0, and
+    "it saw a negative input" would be false."""
+    found = []
+    for node in graph.nodes:
+        if node.kind == "op" and node.name == "relu":
+            for edge in graph.edges:
+                source = graph.node(edge.source) if edge.target == node.id else None
+                values = np.asarray(source.value, dtype=float) if source is not None and source.value is not None \
+                    else np.zeros(0)
+                if values.size and bool((values == 0).any()) and not bool((values < 0).any()):
+                    found.append(node.id)
+    return found
 
 
 def _kink_edges(graph: Graph) -> list[tuple[str, str]]:

@@ -93,6 +93,9 @@ def _dead_branch(h: Hypothesis, c: FeedbackContext) -> str:
     if slopes == "flipped":
         return (f"Your {c.part} swaps the ReLU slopes on {where}: a ReLU passes the gradient on unchanged "
                 "where its input is positive, and a ReLU that saw a negative passes no gradient.")
+    if h.detail.get("at_zero"):
+        return (f"Your {c.part} lets gradient through the ReLU on {where}, but that ReLU's input is exactly 0, "
+                "at its kink, where torch takes the slope as 0 (relu′(0) = 0): no gradient passes there.")
     return (f"Your {c.part} lets gradient through the ReLU on {where}, but that ReLU saw a negative "
             "input. A ReLU that saw a negative passes no gradient: it sits on its flat part.")
 

@@ -150,3 +150,15 @@ def test_the_inner_factor_forgotten_under_exp_is_told_as_that_not_as_a_forward_v
     assert (diagnosis.kind, diagnosis.detail["rule"], diagnosis.detail["edge"]) == (
         "wrong_local_derivative", "generic_one", ["x", "mul"])
     assert "where the right one is 2" in diagnosis.message and "forward_value" in diagnosis.also
+
+
+def test_relu_slope_one_at_exactly_zero_is_not_told_as_a_negative_input() -> None:
+    """z = 5·relu(x − 1) + x² at x = 1: relu's input is 0, where torch's slope is 0. 'That ReLU saw a negative
+    input' was false; an author may publish such a point with a written justification."""
+    program = "x = torch.tensor(x0, requires_grad=True)\nz = 5 * torch.relu(x - 1) + x ** 2\nz.backward()\n"
+    at_kink = diagnose_numeric(analysis=analyze_program(program=program, params={"x0": 1.0}, parts=["x.grad"]),
+                               part="x.grad", answer=7.0, rel_tol=1e-4, abs_tol=1e-6)  # slope 1 taken at 0
+    assert at_kink.kind == "dead_branch" and "input is exactly 0" in at_kink.message
+    assert "negative" not in at_kink.message
+    below = diagnose(program, "x.grad", 6.0)  # x0 = 0.5: the input is -0.5
+    assert below.kind == "dead_branch" and "saw a negative" in below.message
