@@ -116,8 +116,11 @@ def _missing_routes(facts: GradientFacts) -> Iterator[Hypothesis]:
             others = [other for other in path.routes if other is not route]
             highlight = Highlight(missing_edges=_exclusive_edges(
                 [PathFacts(path.names, [route], grad)], [PathFacts(path.names, others, grad)]))
+            shared = {node for other in others for node in other}
+            own = [facts.node_formulas[node] for node in route if node not in shared and node in facts.node_formulas]
+            through = {"through": own[0]} if own else {}  # h·h or 3·h: which of the routes reading alike
             yield _hypothesis("missing_path", facts.grad - grad, [path], highlight, path_count=len(facts.paths),
-                              routes=len(path.routes))
+                              routes=len(path.routes), **through)
 
 
 def extra_path(facts: GradientFacts) -> Iterator[Hypothesis]:

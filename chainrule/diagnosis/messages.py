@@ -37,6 +37,11 @@ def _missing_path(h: Hypothesis, c: FeedbackContext) -> str:
                 f"{c.tensor}'s gradient. detach() cuts only the path that runs through it ({paths_text(cut)}); "
                 f"along {paths_text(h.paths)} the gradient still flows back: {SERIES_RULE}.")
     routes = h.detail.get("routes")
+    if routes and h.detail.get("through"):
+        return (f"Your {c.part} leaves out the route through {h.detail['through']}, one of the {routes} routes that "
+                f"read {paths_text(h.paths)}: they pass through different {h.paths[0][1]} nodes, and each route "
+                "contributes its own term: the gradient is the sum over every route, also over routes whose ops "
+                "read alike.")
     if routes:
         return (f"Your {c.part} leaves out one of the {routes} routes that read {paths_text(h.paths)}: they pass "
                 f"through different {h.paths[0][1]} nodes, and each route contributes its own term: the gradient "

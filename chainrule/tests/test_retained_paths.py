@@ -102,3 +102,17 @@ def test_the_gradients_of_two_leaves_swapped_are_named() -> None:
     diagnosis = diagnose_numeric(analysis=analysis, part="y.grad", answer=7.0)  # x.grad's 7
     assert (diagnosis.kind, diagnosis.detail["tensor"], diagnosis.detail["where"]) == ("other_gradient", "x", "")
     assert diagnosis.message.startswith("Your y.grad is x.grad, the gradient of another tensor.")
+
+
+def test_routes_that_read_alike_are_told_apart_by_what_they_pass_through() -> None:
+    """z = h·h + 3·h: both routes read h → mul → add → z. Dropping the 3h term and dropping the h² term got
+    the same words, so the student could not tell which term they missed."""
+    program = ("x = torch.tensor(x0, requires_grad=True)\ny = torch.tensor(2.0, requires_grad=True)\nh = x * y\n"
+               "h.retain_grad()\nz = h * h + 3 * h\nz.backward()\n")
+    analysis = analyze_program(program=program, params={"x0": 0.7}, parts=["h.grad"])
+    h = 1.4
+    without_3h = diagnose_numeric(analysis=analysis, part="h.grad", answer=2 * h, rel_tol=1e-4, abs_tol=1e-6)
+    without_square = diagnose_numeric(analysis=analysis, part="h.grad", answer=3.0, rel_tol=1e-4, abs_tol=1e-6)
+    assert without_3h.kind == without_square.kind == "missing_path"
+    assert "leaves out the route through 3·h" in without_3h.message
+    assert "leaves out the route through h·h" in without_square.message
