@@ -155,6 +155,16 @@ def test_log_softmax_without_grads_own_term() -> None:
     assert told(diagnosis) == ("wrong_local_derivative", ["z", "log_softmax"], "log_softmax_normaliser_only")
 
 
+def test_cross_entropy_through_softmax_select_log_without_the_target_term() -> None:
+    """The same loss written -log(softmax(z)[t]): answering p (the -1 at the target forgotten) was told
+    as 'the forward value of p', with nothing about the target."""
+    program = "z = torch.tensor(zs, requires_grad=True)\np = torch.softmax(z, dim=0)\nL = -torch.log(p[1])\nL.backward()\n"
+    zs = [1.0, 2.0, 0.5]
+    diagnosis = diagnose(program, {"zs": zs}, "z.grad", F.softmax(torch.tensor(zs), dim=0).tolist())
+    assert told(diagnosis) == ("wrong_local_derivative", ["z", "softmax"], "softmax_normaliser_only")
+    assert "the -1 at the target" in diagnosis.message
+
+
 def test_batch_norm_variance_taken_as_a_constant() -> None:
     program = ("import torch.nn.functional as F\nx = torch.tensor(xs, requires_grad=True)\n"
                "y = F.batch_norm(x, None, None, training=True)\nL = (y * torch.tensor(cs)).sum()\nL.backward()\n")

@@ -25,7 +25,11 @@ def softmax_mutations(c: NodeContext) -> tuple[list[RightDerivative], list[Mutat
         return [], _kept(_mutation(c, 0, "softmax_diagonal", "s·(1 - s) per entry", right, lesson, g * s * (1 - s)),
                          _mutation(c, 0, "softmax_itself", "s", right, lesson, g * s),
                          _mutation(c, 0, "softmax_exp", f"exp({u}) (no normaliser)", right, lesson,
-                                   g * z.exp()) if z is not None else None)
+                                   g * z.exp()) if z is not None else None,
+                         # -log softmax(z)[t] differentiated as softmax(z): the -1 at the target class left out
+                         _mutation(c, 0, "softmax_normaliser_only", "-s·Σ grad·s alone (grad's own term s·grad "
+                                   "left out: the -1 at the target of a loss)", right, lesson,
+                                   -s * (g * s).sum(dim, keepdim=True)))
     if node_class == "LogSoftmaxBackward0":
         z = c.value_of(0)
         right = f"1 - softmax({u})"
