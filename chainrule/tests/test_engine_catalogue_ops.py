@@ -158,7 +158,8 @@ def test_log_softmax_without_grads_own_term() -> None:
 def test_cross_entropy_through_softmax_select_log_without_the_target_term() -> None:
     """The same loss written -log(softmax(z)[t]): answering p (the -1 at the target forgotten) was told
     as 'the forward value of p', with nothing about the target."""
-    program = "z = torch.tensor(zs, requires_grad=True)\np = torch.softmax(z, dim=0)\nL = -torch.log(p[1])\nL.backward()\n"
+    program = ("z = torch.tensor(zs, requires_grad=True)\np = torch.softmax(z, dim=0)\nL = -torch.log(p[1])\n"
+               "L.backward()\n")
     zs = [1.0, 2.0, 0.5]
     diagnosis = diagnose(program, {"zs": zs}, "z.grad", F.softmax(torch.tensor(zs), dim=0).tolist())
     assert told(diagnosis) == ("wrong_local_derivative", ["z", "softmax"], "softmax_normaliser_only")
