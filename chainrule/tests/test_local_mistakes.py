@@ -162,3 +162,18 @@ def test_relu_slope_one_at_exactly_zero_is_not_told_as_a_negative_input() -> Non
     assert "negative" not in at_kink.message
     below = diagnose(program, "x.grad", 6.0)  # x0 = 0.5: the input is -0.5
     assert below.kind == "dead_branch" and "saw a negative" in below.message
+
+
+@pytest.mark.parametrize(("part", "answer", "rule"), [
+    ("x.grad", 2.0 ** 2, "pow_no_coefficient"),  # x^(y-1): the y not brought down
+    ("y.grad", 2.0 ** 2 * math.log(2.0), "exp_lowered"),  # x^(y-1)·ln x: the power rule's drop in the exponent's edge
+    ("y.grad", math.log(2.0), "exp_log_only"),
+    ("y.grad", 2.0 ** 3 * math.log(3.0), "exp_log_of_exponent"),  # ln y for ln x
+])
+def test_a_tracked_exponents_power_rule_slips(part: str, answer: float, rule: str) -> None:
+    """z = x**y with both tracked, x = 2, y = 3: x^(y-1) was 'unknown', x^(y-1)·ln x a generic ½."""
+    program = ("x = torch.tensor(2.0, requires_grad=True)\ny = torch.tensor(3.0, requires_grad=True)\nz = x ** y\n"
+               "z.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=[part])
+    diagnosis = diagnose_numeric(analysis=analysis, part=part, answer=answer, rel_tol=1e-4, abs_tol=1e-6)
+    assert (diagnosis.kind, diagnosis.detail["rule"]) == ("wrong_local_derivative", rule)

@@ -110,12 +110,18 @@ def _tensor_power(c: NodeContext, slot: int) -> Found:
     base, exponent, result = c.node._saved_self, c.node._saved_exponent, c.node._saved_result
     b, e = wrapped(c.labels[0]), wrapped(c.labels[1])
     if slot == 0:
+        power = "d(uⁿ)/du = n·uⁿ⁻¹ (the power rule): the exponent comes down as a factor and drops by one"
         return f"{e}·{b}^({c.labels[1]} - 1)", exponent * base ** (exponent - 1), [
-            ("pow_no_drop", f"{e}·{b}^{e}", exponent * result, "d(uⁿ)/du = n·uⁿ⁻¹: the exponent drops by one")]
+            ("pow_no_drop", f"{e}·{b}^{e}", exponent * result, power),
+            ("pow_no_coefficient", f"{b}^({c.labels[1]} - 1)", base ** (exponent - 1), power),
+            ("pow_base_dropped", e, exponent, power)]
     lesson = "d(aᵛ)/dv = aᵛ·ln a: the variable is in the exponent, so the power rule does not apply"
     return f"{b}^{e}·ln {b}", result * torch.log(base), [
         ("exp_power_rule", f"{e}·{b}^({c.labels[1]} - 1)", exponent * base ** (exponent - 1), lesson),
-        ("exp_no_log", f"{b}^{e}", result, lesson)]
+        ("exp_no_log", f"{b}^{e}", result, lesson),
+        ("exp_lowered", f"{b}^({c.labels[1]} - 1)·ln {b}", base ** (exponent - 1) * torch.log(base), lesson),
+        ("exp_log_only", f"ln {b}", torch.log(base).expand_as(result), lesson),
+        ("exp_log_of_exponent", f"{b}^{e}·ln {e}", result * torch.log(exponent), lesson)]
 
 
 ACTIVATION_RULES: dict[str, Rule] = {
