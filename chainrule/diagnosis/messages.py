@@ -155,6 +155,9 @@ def _shape(h: Hypothesis, c: FeedbackContext) -> str:
         text += " It looks like you added up the entries."
     elif h.detail.get("reduction") == "transpose":
         text += " It looks transposed."
+    elif h.detail.get("reduction") == "unsummed":
+        text += (f" Its entries add up to the gradient: {c.tensor} is broadcast (its value is used at every entry), "
+                 "so its gradient is the sum of the gradients of its copies: add them up.")
     non_scalar = h.detail.get("non_scalar_outputs") or []
     if non_scalar:
         text += (f" {', '.join(non_scalar)} is not a scalar: a non-scalar backward needs a seed vector, "

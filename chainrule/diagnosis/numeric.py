@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from chainrule.diagnosis.index import HypothesisIndex
 from chainrule.diagnosis.messages import (
     FeedbackContext,
@@ -195,11 +197,30 @@ def _structural(
     if not shapes_compatible(_shape(answer), reference.shape):
         found = [h for h in fitting if h.kind == "shape"]
         non_scalar = [call.output for call in analysis.backward_calls if math.prod(call.output_shape) > 1]
+        unsummed = {"reduction": "unsummed"} if _broadcast_copies(answer, reference) else {}
         return found[0] if found else Hypothesis(
             "shape", None, [], Highlight(nodes=[f"leaf:{reference.tensor}"]),
-            {"shape": reference.shape, "non_scalar_outputs": list(dict.fromkeys(non_scalar))},
+            {"shape": reference.shape, "non_scalar_outputs": list(dict.fromkeys(non_scalar)), **unsummed},
         )
     return None
+
+
+def _broadcast_copies(answer: Value, reference: PartReference) -> bool:
+    """The gradients of a broadcast tensor's copies, not yet added up: summed back to the tensor's shape
+    (over the leading dimensions, and where the tensor has 1), the answer is right."""
+    try:
+        given, wanted = np.asarray(answer, dtype=float), list(reference.shape or [])
+    except (TypeError, ValueError):
+        return False
+    if given.ndim < len(wanted) or given.size <= max(1, math.prod(wanted)) or reference.value is None:
+        return False
+    lead = given.ndim - len(wanted)
+    summed = given.sum(axis=tuple(range(lead))) if lead else given
+    if any(have != want and want != 1 for have, want in zip(summed.shape, wanted, strict=True)):
+        return False
+    summed = summed.sum(axis=tuple(i for i, want in enumerate(wanted) if want == 1 and summed.shape[i] != 1),
+                        keepdims=True)
+    return values_match(summed.reshape(wanted).tolist(), reference.value, rel_tol=1e-4, abs_tol=1e-6)
 
 
 def _shape(value: Value) -> list[int] | None:

@@ -177,3 +177,16 @@ def test_a_tracked_exponents_power_rule_slips(part: str, answer: float, rule: st
     analysis = analyze_program(program=program, params={}, parts=[part])
     diagnosis = diagnose_numeric(analysis=analysis, part=part, answer=answer, rel_tol=1e-4, abs_tol=1e-6)
     assert (diagnosis.kind, diagnosis.detail["rule"]) == ("wrong_local_derivative", rule)
+
+
+def test_a_broadcast_scalars_unsummed_copies_are_told_to_be_added() -> None:
+    """w·x + b with a scalar w over 3 entries: the 3 per-entry gradients given as w.grad. Only 'wrong shape'
+    was said; the entries are right, they have to be summed."""
+    program = ("x = torch.tensor([1.0, -2.0, 3.0])\nw = torch.tensor(0.5, requires_grad=True)\n"
+               "L = ((w * x + 0.1) ** 2).sum()\nL.backward()\n")
+    per_entry = [2 * (0.5 * x + 0.1) * x for x in (1.0, -2.0, 3.0)]
+    analysis = analyze_program(program=program, params={}, parts=["w.grad"])
+    diagnosis = diagnose_numeric(analysis=analysis, part="w.grad", answer=per_entry, rel_tol=1e-4, abs_tol=1e-6)
+    assert diagnosis.kind == "shape" and "gradients of its copies: add them up" in diagnosis.message
+    other = diagnose_numeric(analysis=analysis, part="w.grad", answer=[1.0, 2.0, 3.0], rel_tol=1e-4, abs_tol=1e-6)
+    assert other.kind == "shape" and "add them up" not in other.message
