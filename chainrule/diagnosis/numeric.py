@@ -128,7 +128,9 @@ def diagnose_numeric(
     rounding, places = printed_rounding(answer, reference.value, decimals)
     if rounding > abs_tol:
         abs_tol = rounding
-        if values_match(answer, reference.value, rel_tol=rel_tol, abs_tol=abs_tol):
+        # Right only if it is what torch shows: the reference rounded to those decimals (an entry off by one in
+        # its last digit is not, however close: the relative tolerance is not added on top of the rounding).
+        if values_match(answer, reference.value, rel_tol=0.0, abs_tol=abs_tol):
             message = f"{correct_message(context).rstrip('.')}, to the {places} decimals you wrote."
             return Diagnosis(part, True, "correct", [], message, expected=reference.value)
     fitting = sorted(hypothesis_index(analysis, part).fitting(answer, rel_tol=rel_tol, abs_tol=abs_tol),

@@ -79,3 +79,15 @@ def test_a_tiny_entry_torch_would_print_in_scientific_form_gets_no_rounding() ->
     diagnosis = diagnose_numeric(analysis=analysis, part="x.grad", answer=[0.5123, 0.0], rel_tol=1e-4, abs_tol=1e-6,
                                  decimals=text_decimals(typed))
     assert not diagnosis.correct
+
+
+def test_entries_one_off_in_their_last_printed_digit_are_not_what_torch_shows() -> None:
+    """-log softmax(z)[0]'s gradient prints as tensor([-0.7688, 0.6285, 0.1402]); [-0.7689, 0.6286, 0.1403]
+    passed, every entry within the tolerance plus half a unit of the 4th decimal, though torch never shows it."""
+    program = "z = torch.tensor(z0, requires_grad=True)\nL = -torch.log(torch.softmax(z, dim=0)[0])\nL.backward()\n"
+    analysis = analyze_program(program=program, params={"z0": [1.0, 2.0, 0.5]}, parts=["z.grad"])
+    shown = [round(number, 4) for number in analysis.parts["z.grad"].value]  # type: ignore[union-attr]
+    assert diagnose_numeric(analysis=analysis, part="z.grad", answer=shown, decimals=[4, 4, 4]).correct
+    nudged = [number - 1e-4 if number < 0 else number + 1e-4 for number in shown]
+    wrong = diagnose_numeric(analysis=analysis, part="z.grad", answer=nudged, decimals=[4, 4, 4])
+    assert not wrong.correct
