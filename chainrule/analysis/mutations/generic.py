@@ -15,6 +15,7 @@ from chainrule.values import format_number
 CHAIN = "the chain rule multiplies the local derivatives along the path: this edge's factor cannot be left out"
 SIGN = "keep each local derivative's sign in the product along the path"
 SCALE = "each edge contributes its local derivative exactly once"
+HALF = "each edge contributes its whole local derivative: no factor ½ belongs to it"
 LAYOUT = "a gradient has the shape and layout of its tensor: entry (i, j) belongs to entry (i, j)"
 
 
@@ -75,7 +76,7 @@ def generic_mutations(c: NodeContext, slot: int, stated: RightDerivative | None,
         ("generic_transpose", texts["generic_transpose"], LAYOUT,
          real.mT if real.dim() == 2 and real.shape[0] == real.shape[1] else None),
         ("generic_double", texts["generic_double"], SCALE, 2 * real),
-        ("generic_half", texts["generic_half"], SCALE, real / 2),
+        ("generic_half", texts["generic_half"], HALF, real / 2),
     ]
     factor = stated.value if stated is not None else None
     used_factors = {"generic_one": torch.ones(()), "generic_sign": -factor, "generic_double": 2 * factor,
