@@ -154,7 +154,13 @@ def syntax_message(error: SyntaxError, source: str) -> str:
     return _clipped(f"{type(error).__name__}: {error.msg}{where}\n    {text[:200]}\n    {caret[:201]}")
 
 
+# Bidirectional controls (U+202A-U+202E, U+2066-U+2069, U+200E/F): in an exception message they would
+# reorder the feedback around them on the student's and the staff's page.
+BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F], "\ufffd")
+
+
 def _clipped(text: str) -> str:
+    text = text.translate(BIDI_CONTROLS)
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
 
 

@@ -184,3 +184,10 @@ def test_a_by_hand_part_refuses_the_engine_and_forward_mode_too(reach: str) -> N
               f"{reach}    return float(g[0]), 1\n")
     assert run_harness(function_job(source))["ok"] is True  # each reach works where autograd is allowed
     assert only_error(run_harness(function_job(source, forbid_autograd=True))).startswith("This part asks for")
+
+
+def test_bidi_controls_in_an_exception_message_cannot_reorder_the_feedback() -> None:
+    """raise ValueError('\u202e…'): the right-to-left override would flip the feedback text after it."""
+    source = "def grad_z(x, y):\n    raise ValueError('\\u202etcerroc \\u2066ok')\n"
+    message = only_error(run_harness(function_job(source)))
+    assert "ValueError" in message and not any(ch in message for ch in "\u202e\u2066")
