@@ -152,7 +152,7 @@ def run_program(
     mode: RunMode = REAL_RUN,
     observer: BackwardObserver | None = None,
 ) -> ProgramRun:
-    run = ProgramRun(namespace=fresh_namespace(params))
+    run = ProgramRun(namespace=fresh_namespace(params), number_params=_number_params(params))
     recorder = RecordingMode(run, mode)
     interceptor = BackwardInterceptor(run, recorder, observer)
     printed = io.StringIO()
@@ -187,3 +187,13 @@ def program_line(error: BaseException) -> int | None:
     frames = traceback.extract_tb(error.__traceback__)
     lines = [frame.lineno for frame in frames if frame.filename == PROGRAM_FILENAME]
     return lines[-1] if lines else None
+
+
+def _number_params(params: Mapping[str, Any]) -> dict[float, str]:
+    """Python-number parameters by value, only those no literal would likely equal (not whole numbers) and
+    only where one parameter has that value: c = 2.5 reads as c in a formula, a literal 3 stays 3."""
+    found: dict[float, list[str]] = {}
+    for name, value in params.items():
+        if isinstance(value, float) and value.is_integer() is False:
+            found.setdefault(value, []).append(name)
+    return {value: names[0] for value, names in found.items() if len(names) == 1}

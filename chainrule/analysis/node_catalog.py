@@ -91,8 +91,13 @@ class NodeCatalog:
         if isinstance(saved, torch.Tensor):
             return self.tensor_name(saved) or (format_number(float(saved)) if saved.numel() == 1 else None)
         if isinstance(saved, (int, float)) and not isinstance(saved, bool):
-            return format_number(float(saved))
+            return self.number_label(float(saved))
         return None
+
+    def number_label(self, number: float) -> str:
+        """A Python number as a formula writes it: the exercise's parameter c when it holds exactly this
+        (not whole) value, so a formula answer in c reads alike at every point; else the number."""
+        return self.run.number_params.get(number) or format_number(number)
 
     def operand_label(self, saved: Any) -> str:
         """A saved tensor operand as it reads in an op's formula (`x` in w*x, the 4 in 4*x); "c" otherwise."""

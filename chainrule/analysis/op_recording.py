@@ -61,6 +61,8 @@ class ProgramRun:
     printed: str = ""
     # untracked tensors written as a Python number times a tensor (a seed `2 * v`): id → (tensor, number)
     scaled: dict[int, tuple[torch.Tensor, float]] = field(default_factory=dict)
+    # the exercise's Python-number parameters that are not whole numbers, by value: a saved operand 2.5 is c
+    number_params: dict[float, str] = field(default_factory=dict)
 
     def scale_of(self, tensor: Any) -> float | None:
         found = self.scaled.get(id(tensor))

@@ -137,6 +137,9 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
     if failures:
         return _failed_at_points(part, grading.analyses, grading.points, failures)
     answers: list[Value] = [point.values[key] for point in output.points]
+    if returns is not None and all(answer is None for answer in answers) and _expected(grading.analyses, part) \
+            is not None:
+        return _returned_none(part, grading)
     subject = grading.subjects.get(part)
     found = diagnose_points(analyses=grading.analyses, part=part, answers=answers, rel_tol=grading.rel_tol,
                             abs_tol=grading.abs_tol, points=grading.points, subject=subject)
@@ -147,6 +150,23 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
     evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
                             grading.analyses[0] if grading.analyses else None, grading.facts)
     return program_diagnosis(found, evidence)
+
+
+def _returned_none(part: str, grading: _Grading) -> Diagnosis:
+    """A function that gives None where a number is asked: a missing return (or a print in its place), not
+    the autograd lesson about untracked tensors that a None for x.grad gets."""
+    lines = grading.facts.lines
+    returns_any = any(line.strip().startswith("return") for line in lines)
+    prints = [number for number, line in enumerate(lines, 1) if "print(" in line]
+    why = ("it has no return statement" if not returns_any else "a return that gives nothing back, or one that is "
+           "never reached, makes it None")
+    if prints and not returns_any:
+        why += f", and line {prints[0]} prints the value instead: print only shows it"
+    name = grading.subjects.get(part) or part
+    message = (f"Your function gives None for {name} at every point checked: {why}. A function hands its result "
+               "back with return.")
+    return Diagnosis(part, False, "code_error", [], message, expected=_expected(grading.analyses, part),
+                     detail={"error": message, "reason": "returned_none"})
 
 
 def _point_problem(point: PointOutput, key: str, part: str) -> str | None:

@@ -10,6 +10,7 @@ Anything else is `unknown`, with a table of the points for instructors."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,8 +175,21 @@ def _by_identity(hypotheses: list[Hypothesis]) -> dict[Identity, list[Hypothesis
 def hypothesis_identity(hypothesis: Hypothesis) -> Identity:
     """The same mistake at another point: same kind, same paths, and the same
     detail apart from measured numbers (a seed vector, a factor's value)."""
-    facts = sorted((key, repr(value)) for key, value in hypothesis.detail.items() if not _measured(value))
+    facts = sorted((key, _unnumbered(value)) for key, value in hypothesis.detail.items() if not _measured(value))
     return hypothesis.kind, tuple(tuple(path) for path in hypothesis.paths), tuple(facts)
+
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def _unnumbered(value: Any) -> str:
+    """A formula's words without the numbers in them: a Python-number parameter c is written by its value
+    (the right factor "2.5" at one point, "3.1" at the next), and it is still the same slip on the same edge."""
+    if isinstance(value, str):
+        return NUMBER.sub("#", value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return repr([NUMBER.sub("#", item) for item in value])
+    return repr(value)
 
 
 def _measured(value: Any) -> bool:

@@ -229,3 +229,16 @@ def test_two_return_values_in_the_wrong_order_are_told_as_swapped() -> None:
     assert "must return x.grad and then y.grad, in that order" in graded["x.grad"].message
     one_swapped_one_wrong = grad_z("def grad_z(x, y):\n    return x, y + 3*x\n")
     assert all(d.detail.get("reason") != "swapped" for d in one_swapped_one_wrong.values())
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    ("def grad_z(x):\n    dz = 4 - 3*x**2\n", "it has no return statement"),  # the return forgotten
+    ("def grad_z(x):\n    print(4 - 3*x**2)\n", "line 2 prints the value instead: print only shows it"),
+])
+def test_a_function_that_gives_none_is_told_about_return_not_about_untracked_tensors(source: str, words: str) -> None:
+    """A by-hand function without return was told "x has requires_grad=True and reaches z, so backward()
+    stores a gradient": an autograd lesson about a function that never touched autograd."""
+    graded = function_part("negative-gradient", source, function="grad_z", args=["x0"], returns=["x.grad"],
+                           signature="grad_z(x) -> dz_dx")["x.grad"]
+    assert graded.kind == "code_error" and graded.detail["reason"] == "returned_none"
+    assert words in graded.message and "requires_grad" not in graded.message

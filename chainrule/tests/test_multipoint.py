@@ -193,3 +193,23 @@ def test_the_product_of_the_factors_derivatives_is_the_product_rule_broken() -> 
     right = [math.sin(p["x0"]) + p["x0"] * math.cos(p["x0"]) for p in PRODUCT_POINTS]
     assert diagnose_points(analyses=analyses, part="x.grad", answers=right, rel_tol=1e-4, abs_tol=1e-6,
                            points=PRODUCT_POINTS).correct
+
+
+SCALED = "w = torch.tensor(w0, requires_grad=True)\nz = torch.sin(w * c)\nz.backward()\n"
+SCALED_POINTS = evaluation_points(params={"w0": 0.7, "c": 2.5}, ranges={}, count=5, seed="scaled", vary=["w0", "c"])
+
+
+@pytest.mark.parametrize(("formula", "rule"), [
+    (lambda w, c: math.cos(c * w), "generic_one"),  # the chain factor c forgotten
+    (lambda w, c: c * math.sin(c * w), "sin_itself"),
+    (lambda w, c: c * math.cos(w), "sin_inner_argument"),
+])
+def test_a_slip_is_named_when_a_python_number_parameter_varies_between_points(formula: Formula, rule: str) -> None:
+    """z = sin(w·c) with c a float parameter that varies: each point wrote c by its value ("right one is
+    2.5", then "3.1"), so no slip matched at every point and all three were 'no typical mistake'."""
+    analyses = analyses_at(SCALED, SCALED_POINTS, ["w.grad"])
+    answers = [formula(point["w0"], point["c"]) for point in SCALED_POINTS]
+    diagnosis = diagnose_points(analyses=analyses, part="w.grad", answers=answers, rel_tol=1e-4, abs_tol=1e-6,
+                                points=SCALED_POINTS)
+    assert (diagnosis.kind, diagnosis.detail["rule"]) == ("wrong_local_derivative", rule)
+    assert "w·c" in diagnosis.message or "c = 2.5" in diagnosis.message  # c by its name, not only its value

@@ -90,7 +90,7 @@ def _untracked(node: Any, catalog: NodeCatalog, slot: int, depth: int) -> str | 
         if found is not None:
             return found
     if op is not None and len(op.scalars) == 1 and len(op.inputs) == len(node.next_functions) - 1:
-        return format_number(op.scalars[0])  # the 1 of 1 + x, the 0.5 of y - 0.5
+        return catalog.number_label(op.scalars[0])  # the 1 of 1 + x, the 0.5 of y - 0.5, a parameter c
     names = SAVED_INPUTS.get(type(node).__name__, ("_saved_self", "_saved_other"))
     saved = getattr(node, names[slot], None) if slot < len(names) and names[slot] else None
     return catalog.constant_label(saved)
@@ -147,7 +147,7 @@ def _with_scalar(name: str, operand: str, node: Any, catalog: NodeCatalog) -> st
     op = catalog.op_for(node)
     if op is None or len(op.scalars) != 1:
         return None
-    number = format_number(op.scalars[0])
+    number = catalog.number_label(op.scalars[0])
     reflected = op.func_name.startswith("__r") or type(node).__name__.startswith("Rsub")
     left, right = (number, operand) if reflected else (operand, number)
     if name in ("mul", "div"):
