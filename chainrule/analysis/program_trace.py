@@ -34,6 +34,7 @@ _BACKWARD = (torch.Tensor.backward, torch.autograd.backward)
 _DESCRIPTORS = {name: torch._C.TensorBase.__dict__[name] for name in ("grad", "data", "requires_grad")}
 _IN_PLACE_DUNDERS = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
 _CUTS = ("detach", "detach_")
+_GRADIENT_SUMS = {"__add__", "__radd__", "__sub__", "__rsub__", "add", "sub", "__iadd__", "__isub__", "add_", "sub_"}
 # Frames between the program's call and this recorder: torch's dispatch, not the program's code.
 _DISPATCH_FILES = frozenset({__file__, torch.overrides.__file__, torch._tensor.__file__})
 
@@ -172,6 +173,8 @@ class ProgramTracer(TorchFunctionMode):
         if func is torch.autograd.grad and isinstance(result, (tuple, list)):
             self.autograd_results += [(weakref.ref(item), item._version) for item in result
                                       if isinstance(item, torch.Tensor)][:MAX_CREATED]
+        elif name in _GRADIENT_SUMS and isinstance(result, torch.Tensor) and self._autograd_sum(called, name):
+            self.autograd_results.append((weakref.ref(result), result._version))  # g1 + g2, grad += g2
         if not isinstance(result, torch.Tensor) or (attribute is not None and attribute[0] != "data"):
             return
         if name in _CUTS and source is not None and source.requires_grad:
@@ -214,6 +217,21 @@ class ProgramTracer(TorchFunctionMode):
         finally:
             with _never_failing():
                 self._note_filled(watched, before, act)
+
+    def _autograd_sum(self, called: tuple[Sequence[Any], dict[str, Any]], name: str) -> bool:
+        """Every tensor added or subtracted is what torch.autograd.grad returned (or such a sum): the gradient
+        of L1 + L2 put together from autograd's own two, not numbers made by hand. An in-place sum's target
+        (grad += g2) is checked as it was before the op bumped its version."""
+        if len(self.autograd_results) >= MAX_CREATED:
+            return False
+        tensors = [item for item in called[0] if isinstance(item, torch.Tensor)]
+        if called[1] or len(tensors) != len(called[0]):
+            return False  # g + 4 or add(g, h, alpha=2): numbers of the program's own in it
+        made = [(ref(), version) for ref, version in self.autograd_results]
+        bumped = 1 if _in_place(name) else 0
+        return bool(tensors) and all(
+            any(found is item and version == item._version - (bumped if index == 0 else 0) for found, version in made)
+            for index, item in enumerate(tensors))
 
     def _note_restarts(self, before: dict[str, GradState], line: int | None) -> None:
         """A .grad that is not what the last backward left was restarted by the program; a sum that

@@ -77,6 +77,21 @@ def test_torch_autograd_grad_put_into_grad_is_still_autograd() -> None:
     assert seed_part("accumulation", student)["x.grad"].correct
 
 
+@pytest.mark.parametrize("put", [
+    "g1 = torch.autograd.grad(y, x, retain_graph=True)[0]\ng2 = torch.autograd.grad(y, x)[0]\nx.grad = g1 + g2\n",
+    "x.grad = torch.autograd.grad(y, x, retain_graph=True)[0]\nx.grad += torch.autograd.grad(y, x)[0]\n",
+])
+def test_autograd_grads_added_up_into_grad_are_still_autograd(put: str) -> None:
+    """Two backward calls' sum built from torch.autograd.grad's own results got 0 points as 'assigned by hand'."""
+    assert seed_part("accumulation", f"{LEAF}y = x**2\n{put}")["x.grad"].correct
+
+
+def test_a_number_added_to_an_autograd_grad_is_still_by_hand() -> None:
+    student = f"{LEAF}y = x**2\ng = torch.autograd.grad(y, x)[0]\nx.grad = g + 2 * x0\n"  # half typed in
+    diagnosis = seed_part("accumulation", student)["x.grad"]
+    assert diagnosis.kind == "not_autograd"
+
+
 def test_a_clone_is_named_as_a_clone_not_as_a_detach() -> None:
     student = f"{LEAF}a = x**2\nb = a.clone()\nz = b * x\nz.backward()\n"
     diagnosis = seed_part("detach", student)["x.grad"]
