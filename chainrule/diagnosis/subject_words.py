@@ -18,6 +18,9 @@ def spoken_of(message: str, *, part: str, subject: str | None) -> str:
         article = found.group(1)
         if article is None:
             before = message[: found.start()].rstrip()
+            if before and not before.endswith((".", ":")):
+                # mid-sentence, x.grad is the program's (“never zeroes x.grad”), not what the student wrote
+                return found.group(0)
             article = "Y" if not before or before.endswith(".") else "y"
         return f"{article}our {subject}"
 

@@ -146,3 +146,15 @@ def test_an_unnamed_input_gets_a_symbol_the_words_define() -> None:
     diagnosis = diagnose(program, {"x0": x}, "x.grad", answer)
     assert (diagnosis.kind, diagnosis.detail["edge"]) == ("wrong_local_derivative", ["erf", "sin"])
     assert "with respect to u (the output of erf; the edge erf → sin)" in diagnosis.message
+
+
+def test_a_formula_is_your_formula_but_the_programs_grad_stays_the_programs() -> None:
+    """'Your formula keeps only the last backward call, as if each call overwrote your formula. The program
+    ... never zeroes your formula': every x.grad became 'your formula', also the program's own .grad."""
+    from chainrule.diagnosis.subject_words import spoken_of
+
+    message = ("Your x.grad keeps only the last backward call, as if each call overwrote x.grad. The program "
+               "calls backward() 2 times and never zeroes x.grad. x.grad has the shape of x.")
+    spoken = spoken_of(message, part="x.grad", subject="formula")
+    assert spoken == ("Your formula keeps only the last backward call, as if each call overwrote x.grad. The program "
+                      "calls backward() 2 times and never zeroes x.grad. Your formula has the shape of x.")
