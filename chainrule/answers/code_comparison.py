@@ -228,6 +228,11 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
         frozen = expected_cuts[0].result if expected_cuts else None
         line = next(reversed(facts.assignments.get(frozen, ())), None) if frozen else None
         return "extra_path", words.not_cut(frozen, paths, facts, line), {"finding": "no_cut", "line": line}
+    thrown = next((op for op in cuts if op.op == "detach" and op.line in facts.discarded), None)
+    if reference_cuts and thrown is not None and found.kind == "extra_path" and thrown.line is not None:
+        tensor = facts.discarded[thrown.line]
+        return "extra_path", words.detach_discarded(thrown.line, tensor, found.paths, facts), {
+            "finding": "detach_discarded", "line": thrown.line}
     expected_inputs = {op.tensor for op in expected_cuts}
     extra = [op for op in cuts if not reference_cuts or op.tensor not in expected_inputs]
     written = next((op for op in extra if op.op == "data" and op.line in facts.data_writes), None)

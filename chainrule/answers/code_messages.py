@@ -122,6 +122,13 @@ def not_cut(frozen: str | None, paths: list[list[str]], facts: SourceFacts, line
             "autograd: its value flows forward, no gradient flows back through it.")
 
 
+def detach_discarded(line: int, tensor: str, paths: list[list[str]], facts: SourceFacts) -> str:
+    along = f" along {_paths(paths, None)}" if paths else ""
+    return (f"{capitalised(facts.quoted(line))} makes a detached copy of {tensor} and throws it away: detach() "
+            f"returns a new tensor and leaves {tensor} itself as it was, so {tensor} still carries gradient"
+            f"{along}. Keep the copy: {tensor} = {tensor}.detach().")
+
+
 def extra_cut(cut: TraceOp, tensor: str, paths: list[list[str]], facts: SourceFacts) -> str:
     words = _CUT_WORDS.get(cut.op, cut.op)
     source = cut.tensor or "the tensor"

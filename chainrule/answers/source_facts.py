@@ -23,6 +23,8 @@ class SourceFacts:
     assignments: dict[str, tuple[int, ...]] = field(default_factory=dict)  # "b" → lines of b = …
     # line → (the tensor, what a new tensor would be): `v.data -= t` → ("v", "v - t"); "" when not a plain `op=`
     data_writes: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # line → the tensor whose detach() (or clone()) result the statement throws away: `t.detach()` alone
+    discarded: dict[int, str] = field(default_factory=dict)
 
     def text(self, line: int | None) -> str:
         if line is None or not 1 <= line <= len(self.lines):
@@ -47,7 +49,11 @@ def source_facts(source: str) -> SourceFacts:
     grads: dict[str, list[int]] = {}
     names: dict[str, list[int]] = {}
     writes: dict[int, tuple[str, str]] = {}
+    discarded: dict[int, str] = {}
     for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("detach", "clone"):
+            discarded.setdefault(node.lineno, ast.unparse(node.value.func.value))
         written = _data_write(node)
         if written is not None and isinstance(node, ast.stmt):
             writes.setdefault(node.lineno, written)
@@ -59,7 +65,7 @@ def source_facts(source: str) -> SourceFacts:
             elif isinstance(target, ast.Name):
                 names.setdefault(target.id, []).append(target.lineno)
     return SourceFacts(lines, True, tuple(sorted(set(calls))), {key: tuple(value) for key, value in grads.items()},
-                       {key: tuple(value) for key, value in names.items()}, writes)
+                       {key: tuple(value) for key, value in names.items()}, writes, discarded)
 
 
 _AUG_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}

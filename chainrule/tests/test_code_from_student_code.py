@@ -92,6 +92,16 @@ def test_a_number_added_to_an_autograd_grad_is_still_by_hand() -> None:
     assert diagnosis.kind == "not_autograd"
 
 
+def test_a_detach_whose_result_is_thrown_away_is_named_as_that() -> None:
+    """`a.detach()` on a line of its own: detach() returns a copy and leaves a as it was. It was told as a
+    path 'which runs through detach()', the opposite of what the program does."""
+    student = f"{LEAF}a = x**2\na.detach()\nz = a * x\nz.backward()\n"
+    diagnosis = seed_part("detach", student)["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("extra_path", "detach_discarded")
+    assert diagnosis.message.startswith("Line 3 (`a.detach()`) makes a detached copy of a and throws it away")
+    assert "a = a.detach()" in diagnosis.message and "runs through detach()" not in diagnosis.message
+
+
 def test_a_clone_is_named_as_a_clone_not_as_a_detach() -> None:
     student = f"{LEAF}a = x**2\nb = a.clone()\nz = b * x\nz.backward()\n"
     diagnosis = seed_part("detach", student)["x.grad"]
