@@ -163,6 +163,28 @@ def _tracking(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> 
     return "untracked_leaf", message, {"finding": "requires_grad", "line": line, "tracked": leaf.requires_grad}
 
 
+CONSTANT_MAKERS = (".item()", "float(", "math.", "numpy", "np.", ".tolist()", "torch.tensor(")
+
+
+def _not_reached(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    """A tracked leaf that no backward() reached: the output was built from a Python number or a fresh
+    tensor made of one (`.item()`, `math.sin`), so the graph from the leaf stops there."""
+    leaf = trace.leaves.get(evidence.tensor)
+    reference = evidence.analysis.parts.get(evidence.part) if evidence.analysis is not None else None
+    if leaf is None or reference is None or reference.value is None or not (leaf.is_leaf and leaf.requires_grad):
+        return None
+    if not all(answer is None for answer in evidence.answers) or not trace.backward \
+            or any(evidence.tensor in site.filled for site in trace.backward):
+        return None
+    facts, tensor = evidence.facts, evidence.tensor
+    start = leaf.line or 0
+    line = next((number for number, text in enumerate(facts.lines, 1) if number > start
+                 and any(maker in text for maker in CONSTANT_MAKERS)), None)
+    site = trace.backward[0]
+    message = words.not_reached(tensor, site.output or evidence.output, site.line, line, facts)
+    return "untracked_leaf", message, {"finding": "not_reached", "line": line}
+
+
 def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
     reference, tensor, facts = evidence.reference, evidence.tensor, evidence.facts
     if reference is None:
@@ -248,5 +270,5 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
 
 
 FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
-    _never_called, _tracking, _accumulation, _cuts,
+    _never_called, _tracking, _not_reached, _accumulation, _cuts,
 )

@@ -163,6 +163,15 @@ def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool
             f"{rule}")
 
 
+def not_reached(tensor: str, output: str, backward_line: int | None, line: int | None, facts: SourceFacts) -> str:
+    where = f" The graph stops at {facts.quoted(line)}:" if line is not None else ""
+    called = f"the backward() on {facts.quoted(backward_line)}" if backward_line is not None else "backward()"
+    return (f"In your program no gradient reaches {tensor}, so {tensor}.grad stays None: {called} runs, but "
+            f"{output} is not computed from {tensor} by torch operations.{where} a Python number (.item(), "
+            "float(), math.sin) or a new torch.tensor(...) made from a value is a constant to autograd. Keep the "
+            f"computation in torch operations on {tensor} (torch.sin, not math.sin).")
+
+
 def not_a_leaf(tensor: str, line: int | None, facts: SourceFacts) -> str:
     return (f"{capitalised(facts.quoted(line))} makes {tensor} the result of an operation, not a leaf: autograd "
             f"keeps .grad only for leaves, so {tensor}.grad stays None. Create {tensor} itself with "

@@ -92,6 +92,19 @@ def test_a_number_added_to_an_autograd_grad_is_still_by_hand() -> None:
     assert diagnosis.kind == "not_autograd"
 
 
+@pytest.mark.parametrize(("student", "line"), [
+    (f"{LEAF}y = torch.tensor([(x**2).item()], requires_grad=True)\ny.backward()\n", 2),  # .item(): a new leaf
+    (f"import math\n{LEAF}y = torch.tensor([math.exp(x.item())], requires_grad=True)\ny.backward()\n", 3),
+])
+def test_a_leaf_no_backward_reaches_is_told_where_the_graph_stops(student: str, line: int) -> None:
+    """x.grad None because y was rebuilt from Python numbers: the message said 'x has requires_grad=True and
+    reaches y, so backward() stores a gradient', true of the reference, false of the student's program."""
+    diagnosis = seed_part("positive-gradient", student)["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("untracked_leaf", "not_reached")
+    assert diagnosis.detail["code"]["line"] == line
+    assert "In your program no gradient reaches x" in diagnosis.message and "reaches y, so" not in diagnosis.message
+
+
 def test_a_detach_whose_result_is_thrown_away_is_named_as_that() -> None:
     """`a.detach()` on a line of its own: detach() returns a copy and leaves a as it was. It was told as a
     path 'which runs through detach()', the opposite of what the program does."""
