@@ -211,7 +211,8 @@ def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis)
         message = words.reset_elsewhere(tensor, resets[-1], counted, expected_counted, facts)
         return "accumulation", message, {**detail, "finding": "reset_elsewhere", "line": resets[-1].line}
     if calls != expected:
-        return "accumulation", words.call_count(tensor, sites, calls, expected), {**detail, "finding": "call_count"}
+        message = words.call_count(tensor, sites, calls, expected, expected_counted)
+        return "accumulation", message, {**detail, "finding": "call_count"}
     return None
 
 

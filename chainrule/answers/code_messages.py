@@ -90,7 +90,12 @@ def reset_elsewhere(tensor: str, reset: GradReset, counted: int, expected: int, 
             f"{reset.before_call}, so {yours}; in this exercise {theirs} should. {ACCUMULATION_RULE}.")
 
 
-def call_count(tensor: str, sites: list[BackwardSite], calls: int, expected: int) -> str:
+def call_count(tensor: str, sites: list[BackwardSite], calls: int, expected: int, expected_counted: int) -> str:
+    if expected_counted < expected:  # the exercise zeroes between its calls (a training loop's steps)
+        kept = "the last call's gradient" if expected_counted == 1 else f"the last {expected_counted} calls' gradients"
+        return (f"Your program calls backward() {times(calls)} ({lines_text(sites)}), but this exercise calls it "
+                f"{times(expected)}, zeroing {tensor}.grad in between: {tensor}.grad holds {kept}, taken where the "
+                "earlier steps left the values. Take every step the exercise asks for, each with its own backward().")
     if calls < expected:
         keep = " (retain_graph=True on every call but the last keeps the graph for the next one)"
         return (f"Your program calls backward() {times(calls)} ({lines_text(sites)}), but this exercise calls it "

@@ -105,6 +105,21 @@ def test_a_leaf_no_backward_reaches_is_told_where_the_graph_stops(student: str, 
     assert "In your program no gradient reaches x" in diagnosis.message and "reaches y, so" not in diagnosis.message
 
 
+SGD = ("w = torch.tensor([w0], requires_grad=True)\nopt = torch.optim.SGD([w], lr=0.1)\n"
+       "for xi in (1.0, 2.0):\n    opt.zero_grad()\n    ((w * xi - 1) ** 2).sum().backward()\n    opt.step()\n")
+
+
+def test_one_step_of_a_loop_that_zeroes_between_steps_is_not_told_as_a_sum_of_calls() -> None:
+    """The exercise zeroes w.grad before each of its two steps; a student taking one step was told 'w.grad
+    holds the sum of 2 calls', false for this exercise."""
+    student = ("w = torch.tensor([w0], requires_grad=True)\nopt = torch.optim.SGD([w], lr=0.1)\n"
+               "opt.zero_grad()\n((w * 1.0 - 1) ** 2).sum().backward()\nopt.step()\n")
+    diagnosis = program_part(SGD, student, {"w0": 0.5}, ["w.grad"])["w.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("accumulation", "call_count")
+    assert "zeroing w.grad in between: w.grad holds the last call's gradient" in diagnosis.message
+    assert "sum of 2 calls" not in diagnosis.message
+
+
 def test_a_detach_whose_result_is_thrown_away_is_named_as_that() -> None:
     """`a.detach()` on a line of its own: detach() returns a copy and leaves a as it was. It was told as a
     path 'which runs through detach()', the opposite of what the program does."""
