@@ -97,7 +97,14 @@ def _fewer_calls(found: Diagnosis, evidence: CodeEvidence, trace: ProgramTrace) 
 
 def explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:
     """An error raised at one line whose cause is another: the backward() that freed the graph,
-    the in-place op that changed a saved tensor."""
+    the in-place op that changed a saved tensor, the cut that left backward() no graph."""
+    explained = _explained_failure(problem, point, facts)
+    if explained != problem and not problem.rstrip().endswith((".", "!", "?", ":")):
+        return problem.rstrip() + "." + explained[len(problem):]
+    return explained
+
+
+def _explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:
     raised, trace = point.raised, point.trace
     if raised is None or trace is None:
         return problem
@@ -107,7 +114,15 @@ def explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> s
     if "modified by an inplace operation" in raised.message:
         changes = [op for op in trace.ops if op.op == "in_place"]
         return problem + words.changed_in_place(changes[-1], facts) if changes else problem
-    return problem
+    if "does not require grad and does not have a grad_fn" in raised.message:
+        cuts = [op for op in trace.cuts() if raised.line is None or op.line is None or op.line <= raised.line]
+        switched = [leaf.switched for leaf in trace.leaves.values() if leaf.switched is not None]
+        if cuts:
+            return problem + words.graph_cut_before_backward(cuts[-1], facts)
+        if switched:
+            return problem + words.tracked_too_late(switched[0], facts)
+        return problem + words.NO_GRAPH
+    return problem + words.common_error_hint(raised.message)
 
 
 def _refused(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis | None:

@@ -168,6 +168,35 @@ def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool
             f"{rule}")
 
 
+NO_GRAPH = (" The tensor backward() was called on has no graph: nothing it is computed from requires grad "
+            "(create the leaf with requires_grad=True, and compute outside torch.no_grad()).")
+
+
+def graph_cut_before_backward(cut: TraceOp, facts: SourceFacts) -> str:
+    if cut.op == "no_grad":
+        return (f" The cause is {facts.quoted(cut.line)}: under torch.no_grad() autograd records nothing, so the "
+                "tensor backward() was called on has no graph. Compute it outside the no_grad block.")
+    made = cut.result or (f"that copy of {cut.tensor}" if cut.tensor else "its result")
+    return (f" The cause is {facts.quoted(cut.line)}: {_CUT_WORDS.get(cut.op, cut.op)} makes {made} a constant to "
+            "autograd, and the tensor backward() was called on is computed from it, so it has no graph.")
+
+
+def tracked_too_late(line: int, facts: SourceFacts) -> str:
+    return (f" The cause is {facts.quoted(line)}: requires_grad is switched on after the computation, which was "
+            "recorded without it. Set requires_grad=True where the leaf is created, before computing from it.")
+
+
+def common_error_hint(message: str) -> str:
+    """A sentence for the autograd errors beginners meet most, where no line of theirs is the cause."""
+    if "'NoneType' object has no attribute" in message and ("zero_" in message or "grad" in message):
+        return (" A .grad is None until the first backward() fills it: zero it after a backward() (or use "
+                "optimizer.zero_grad(), which handles None).")
+    if "a leaf Variable that requires grad is being used in an in-place operation" in message:
+        return (" Update a leaf's values inside `with torch.no_grad():` (or let an optimizer's step() do it): "
+                "autograd refuses to record an in-place change of a leaf it tracks.")
+    return ""
+
+
 def not_reached(tensor: str, output: str, backward_line: int | None, line: int | None, facts: SourceFacts) -> str:
     where = f" The graph stops at {facts.quoted(line)}:" if line is not None else ""
     called = f"the backward() on {facts.quoted(backward_line)}" if backward_line is not None else "backward()"

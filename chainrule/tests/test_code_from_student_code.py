@@ -120,6 +120,21 @@ def test_one_step_of_a_loop_that_zeroes_between_steps_is_not_told_as_a_sum_of_ca
     assert "sum of 2 calls" not in diagnosis.message
 
 
+@pytest.mark.parametrize(("student", "words"), [
+    (f"{LEAF}with torch.no_grad():\n    z = x**2 + 3*x\nz.backward()\n", "The cause is line 3"),
+    (f"{LEAF}z = (x**2 + 3*x).detach()\nz.backward()\n", "The cause is line 2"),
+    ("x = torch.tensor([x0])\nz = x**2 + 3*x\nx.requires_grad_(True)\nz.backward()\n",
+     "The cause is line 3 (`x.requires_grad_(True)`): requires_grad is switched on after the computation"),
+    (f"{LEAF}x.grad.zero_()\nz = x**2 + 3*x\nz.backward()\n", "A .grad is None until the first backward()"),
+    (f"{LEAF}z = x**2 + 3*x\nz.backward()\nx -= 0.1 * x.grad\n", "inside `with torch.no_grad():`"),
+])
+def test_an_autograd_error_is_traced_to_the_line_that_causes_it(student: str, words: str) -> None:
+    """'element 0 of tensors does not require grad' (and two other beginner errors) came as the bare error on
+    the backward() line; its cause is another line."""
+    diagnosis = seed_part("positive-gradient", student)["x.grad"]
+    assert diagnosis.kind == "code_error" and words in diagnosis.message, diagnosis.message
+
+
 def test_a_detach_whose_result_is_thrown_away_is_named_as_that() -> None:
     """`a.detach()` on a line of its own: detach() returns a copy and leaves a as it was. It was told as a
     path 'which runs through detach()', the opposite of what the program does."""
