@@ -285,6 +285,18 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
     return None
 
 
+def _seeded(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    """The student passed backward() a seed of their own (z.backward(torch.tensor(2.0)), y.backward(2 * v))
+    where the exercise passes none, or passed none where it passes one: the seed scales every gradient."""
+    reference = evidence.reference
+    if reference is None or not trace.backward or not reference.backward:
+        return None
+    own = next((site for site in trace.backward if site.seeded), None)
+    if own is not None and not any(site.seeded for site in reference.backward):
+        return "seed_vector", words.own_seed(own, evidence.facts), {"finding": "own_seed", "line": own.line}
+    return None
+
+
 FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
-    _never_called, _tracking, _not_reached, _accumulation, _cuts,
+    _never_called, _tracking, _not_reached, _accumulation, _cuts, _seeded,
 )

@@ -168,6 +168,12 @@ def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool
             f"{rule}")
 
 
+def own_seed(site: BackwardSite, facts: SourceFacts) -> str:
+    return (f"{capitalised(facts.quoted(site.line))} passes backward() a seed of its own. The seed is the gradient "
+            "the backward pass starts from, and it multiplies every gradient: a scalar's backward() starts from 1 "
+            "(call it with no argument), as this exercise does.")
+
+
 NO_GRAPH = (" The tensor backward() was called on has no graph: nothing it is computed from requires grad "
             "(create the leaf with requires_grad=True, and compute outside torch.no_grad()).")
 

@@ -135,6 +135,16 @@ def test_an_autograd_error_is_traced_to_the_line_that_causes_it(student: str, wo
     assert diagnosis.kind == "code_error" and words in diagnosis.message, diagnosis.message
 
 
+def test_a_seed_the_exercise_does_not_pass_is_named_on_its_line() -> None:
+    """z.backward(torch.tensor([2.0])) on a scalar's backward: told as 'counts the path twice' on a graph with
+    a single path."""
+    student = f"{LEAF}z = x**2 + 3*x\nz.backward(torch.tensor([2.0]))\n"
+    diagnosis = seed_part("positive-gradient", student)["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("seed_vector", "own_seed")
+    assert diagnosis.message.startswith("Line 3 (`z.backward(torch.tensor([2.0]))`) passes backward() a seed")
+    assert "twice" not in diagnosis.message
+
+
 def test_a_detach_whose_result_is_thrown_away_is_named_as_that() -> None:
     """`a.detach()` on a line of its own: detach() returns a copy and leaves a as it was. It was told as a
     path 'which runs through detach()', the opposite of what the program does."""
