@@ -252,7 +252,7 @@ def _unknown(evidence: PointEvidence, labels: list[dict[str, Any]]) -> Diagnosis
     part = evidence.part
     references = [analysis.parts[part] for analysis in evidence.analyses]
     wrong = [i for i, right in enumerate(evidence.right) if not right]
-    listed = [f"At {_student_values(evidence.analyses[i]) or point_text(labels[i])}: "
+    listed = [f"At {_student_values(evidence.analyses[i], labels[i]) or point_text(labels[i])}: "
               f"{_lowered(_how_far(evidence.answers[i], references[i].value))}"
               for i in wrong[:MAX_LISTED_POINTS]]
     if len(wrong) > MAX_LISTED_POINTS:
@@ -278,14 +278,32 @@ def _unknown(evidence: PointEvidence, labels: list[dict[str, Any]]) -> Diagnosis
 MAX_NAMED_LEAVES = 6
 
 
-def _student_values(analysis: Analysis) -> str:
-    """The point in the program's own names (x = 1.2), not the parameters' (x0 = 1.2)."""
+def _student_values(analysis: Analysis, point: dict[str, Any]) -> str:
+    """The point in the program's own names (x = 1.2), not the parameters' (x0 = 1.2): a leaf is named by the
+    program only while it holds its parameter's value (not w after an SGD step moved it, not a detached t,
+    which no parameter is); a parameter no leaf holds (a Python number c) is named as it is."""
     # Tracked leaves first (the variables the student differentiates by), then named data; never an unnamed
     # constant of the program ("constant = 0" for 1 - y stood where w, the variable itself, was left out).
     named = [node for node in analysis.graph.nodes if node.kind == "leaf" and node.value is not None
              and node.name != "constant" and len(flatten(node.value)) <= MAX_NAMED_LEAVES]
     leaves = sorted(named, key=lambda node: not node.id.startswith("leaf:"))[:MAX_NAMED_LEAVES]
-    return ", ".join(f"{node.name} = {format_value(node.value)}" for node in leaves)
+    shown, used = [], set()
+    for node in leaves:
+        held = next((name for name, value in point.items() if name not in used and _same_numbers(value, node.value)),
+                    None)
+        if held is not None:
+            used.add(held)
+            shown.append(f"{node.name} = {format_value(node.value)}")
+    shown += [f"{name} = {format_value(value)}" for name, value in point.items() if name not in used]
+    return ", ".join(shown[:MAX_NAMED_LEAVES])
+
+
+def _same_numbers(left: Any, right: Any) -> bool:
+    try:
+        a, b = flatten(left), flatten(right)
+    except (TypeError, ValueError):
+        return False
+    return len(a) == len(b) and all(abs(x - y) <= 1e-6 * max(1.0, abs(y)) for x, y in zip(a, b, strict=True))
 
 
 def _how_far(answer: Value, expected: Value) -> str:

@@ -168,11 +168,26 @@ def test_a_point_is_named_by_the_programs_variables_tracked_first_never_an_unnam
     program = ("x = torch.tensor(x0)\ny = torch.tensor(y0)\nw = torch.tensor(w0, requires_grad=True)\n"
                "b = torch.tensor(b0, requires_grad=True)\np = torch.sigmoid(w * x + b)\n"
                "L = -(y * torch.log(p) + (1 - y) * torch.log(1 - p))\nL.backward()\n")
-    analysis = analyze_program(program=program, params={"x0": 1.5, "y0": 1.0, "w0": 0.7, "b0": -0.2},
-                               parts=["w.grad"])
-    named = _student_values(analysis)
+    point = {"x0": 1.5, "y0": 1.0, "w0": 0.7, "b0": -0.2}
+    analysis = analyze_program(program=program, params=point, parts=["w.grad"])
+    named = _student_values(analysis, point)
     assert "constant" not in named
     assert named.split(", ")[:2] == ["b = -0.2", "w = 0.7"] and "x = 1.5" in named and "y = 1" in named
+
+
+def test_a_point_names_a_leaf_only_while_it_holds_its_parameter_and_names_a_number_parameter() -> None:
+    """'At w = 0.8' for a student whose w0 is 0.5 (w after the exercise's SGD step); and sin(w·c)'s c, a Python
+    number, was never named, nor does a detached t belong in the point."""
+    from chainrule import analyze_program
+    from chainrule.diagnosis.across_points import _student_values
+
+    stepped = ("w = torch.tensor(w0, requires_grad=True)\n(w * 3).backward()\nwith torch.no_grad():\n"
+               "    w -= 0.1 * w.grad\nw.grad.zero_()\n(w * w).backward()\n")
+    point = {"w0": 0.5}
+    assert _student_values(analyze_program(program=stepped, params=point, parts=["w.grad"]), point) == "w0 = 0.5"
+    scaled = {"w0": 0.7, "c": 2.5}
+    assert _student_values(analyze_program(program=SCALED, params=scaled, parts=["w.grad"]), scaled) == \
+        "w = 0.7, c = 2.5"
 
 
 PRODUCT = "x = torch.tensor(x0, requires_grad=True)\nz = x * torch.sin(x)\nz.backward()\n"
