@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from chainrule.answers.formula_job import Equivalence
@@ -50,6 +51,8 @@ def grade_symbolic(
         return _undefined(part, analyses, [seen[index] for index in undefined])
     verdict = diagnose_points(analyses=analyses, part=part, answers=values, rel_tol=rel_tol, abs_tol=abs_tol,
                               points=seen, subject="formula")  # the student wrote a formula, not a .grad
+    if reference_formula is not None and not verdict.correct and verdict.kind == "unknown":
+        verdict = _variables_told(verdict, answer, _reference_expression(reference_formula, names))
     if reference_formula is None or not verdict.correct:
         return verdict  # a wrong number needs no proof: SymPy is never paid for it
     reference = _reference_expression(reference_formula, names)
@@ -58,6 +61,33 @@ def grade_symbolic(
     if equivalent is None:
         return _too_complex(verdict)
     return _with_equivalence(verdict, equivalent)
+
+
+def _variables_of(expr: Formula) -> set[str]:
+    found, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if node.op == "variable" and isinstance(node.value, str):
+            found.add(node.value)
+        stack.extend(node.args)
+    return found
+
+
+def _variables_told(verdict: Diagnosis, answer: Formula, reference: Formula) -> Diagnosis:
+    """A formula that leaves out a variable the gradient depends on: a number typed in its place (2.5 for
+    c) is right at one value only, and 'no typical mistake explains it' did not say so."""
+    missing = sorted(_variables_of(reference) - _variables_of(answer))
+    if not missing:
+        return verdict
+    if answer.constant:
+        said = (f"Your formula is a number: it gives the same value at every point, but the gradient changes with "
+                f"{', '.join(missing)}. Write it in terms of {', '.join(sorted(_variables_of(reference)))}. ")
+    else:
+        which, them = (missing[0], "it") if len(missing) == 1 else (", ".join(missing), "them")
+        said = (f"Your formula does not use {which}, but the gradient depends on {them}: a number typed in its "
+                "place is right at that value only. ")
+    return replace(verdict, message=said + verdict.message,
+                   detail={**verdict.detail, "missing_variables": missing})
 
 
 def numbers_suffice(answer: Formula, reference: Formula, variables: list[str],

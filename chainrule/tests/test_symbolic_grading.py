@@ -110,3 +110,13 @@ def test_unreadable_formulas_raise_a_clear_error_quickly(text: str, words: str) 
 def test_a_variable_bound_to_no_parameter_is_a_configuration_error() -> None:
     with pytest.raises(ValueError, match="not a parameter"):
         grade("x", variables={"x": "nope"})
+
+
+def test_a_number_typed_for_a_variable_or_for_the_whole_formula_is_told_so() -> None:
+    """'y + 4' for y + 2x at x = 2 (x typed as its value), and '7' (the seed point's number): both were 'no
+    typical mistake explains it', which does not say the formula must change with x."""
+    typed_in = grade("y + 4", reference="y + 2*x")
+    assert not typed_in.correct and typed_in.detail["missing_variables"] == ["x"]
+    assert typed_in.message.startswith("Your formula does not use x, but the gradient depends on it")
+    number = grade("7", reference="y + 2*x")
+    assert number.message.startswith("Your formula is a number: it gives the same value at every point")
