@@ -152,6 +152,10 @@ def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     if not fitting:
         return None
     first = fitting[0]
+    if first.kind == "other_gradient":  # dL/dw without its x is dL/db of w·x + b: the factor x forgotten
+        forgotten = next((other for other in fitting if other.detail.get("rule") == "generic_one"), None)
+        if forgotten is not None:
+            return forgotten
     if first.kind == "forward_value":  # e^(2x) for d e^(2x)/dx: the inner 2 forgotten, not values for gradients
         inner = next((other for other in fitting if other.detail.get("rule") == "generic_one"
                       and any(SELF_DERIVATIVE_OPS & set(path) for path in other.paths)), None)

@@ -91,8 +91,10 @@ def test_x_grad_given_for_u_grad_is_told_as_one_edge_too_far() -> None:
     assert "Your u.grad is x.grad" in diagnosis.message and "u.grad stops at u" in diagnosis.message
     assert diagnosis.highlight.nodes == ["leaf:x"]
     upward = diagnose_numeric(analysis=analysis, part="x.grad", answer=48.0)  # u.grad given for x.grad
-    assert (upward.kind, upward.detail["where"]) == ("other_gradient", "above")
-    assert "multiply by the local derivatives from x up to u" in upward.message
+    # ... is du/dx = 2 forgotten on x → mul, the likelier reading; giving u's gradient is still mentioned
+    assert (upward.kind, upward.detail["rule"], upward.detail["edge"]) == ("wrong_local_derivative", "generic_one",
+                                                                           ["x", "mul"])
+    assert "other_gradient" in upward.also
 
 
 def test_the_gradients_of_two_leaves_swapped_are_named() -> None:
@@ -116,3 +118,16 @@ def test_routes_that_read_alike_are_told_apart_by_what_they_pass_through() -> No
     assert without_3h.kind == without_square.kind == "missing_path"
     assert "leaves out the route through 3·h" in without_3h.message
     assert "leaves out the route through h·h" in without_square.message
+
+
+def test_a_chain_factor_forgotten_that_equals_another_gradient_is_told_as_the_factor() -> None:
+    """L = (w·x + b - y)²: dL/dw without its x is exactly dL/db. The student forgot the factor x (the edge
+    w → mul), a likelier slip than giving b's gradient, which stays mentioned."""
+    program = ("w = torch.tensor(0.5, requires_grad=True)\nb = torch.tensor(0.2, requires_grad=True)\n"
+               "L = (w * 3.0 + b - 1.0) ** 2\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["w.grad", "b.grad"])
+    diagnosis = diagnose_numeric(analysis=analysis, part="w.grad", answer=2 * (0.5 * 3.0 + 0.2 - 1.0),
+                                 rel_tol=1e-4, abs_tol=1e-6)
+    assert (diagnosis.kind, diagnosis.detail["rule"], diagnosis.detail["edge"]) == (
+        "wrong_local_derivative", "generic_one", ["w", "mul"])
+    assert "other_gradient" in diagnosis.also
