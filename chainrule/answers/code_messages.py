@@ -147,12 +147,14 @@ def extra_cut(cut: TraceOp, tensor: str, paths: list[list[str]], facts: SourceFa
 
 def data_written(line: int, tensor: str, rewrite: str, facts: SourceFacts) -> str:
     """`v.data -= t`: the path is not cut (v stays in the graph); its values change where autograd cannot
-    see, so an op that saved them (tanh saves its output) computes its backward from the changed numbers."""
+    see, so an op that saved them (a product its inputs, tanh its output) computes its backward from the
+    changed numbers."""
     instead = f"compute it as a new tensor (`d = {rewrite}`) and use that from there on" if rewrite else \
         "compute the changed values as a new tensor instead of writing into .data"
     return (f"{capitalised(facts.quoted(line))} changes {tensor}'s values behind autograd's back: autograd does not "
             f"record the change, so backward() treats {tensor} as if it were unchanged, and an op that saved "
-            f"{tensor} (tanh saves its output) reads the changed numbers where it needs the originals. The gradient "
+            f"{tensor} for its backward (a product or a power saves its inputs, exp and tanh their outputs) reads "
+            "the changed numbers where it needs the originals. The gradient "
             f"comes out wrong. Do not write into .data: {instead}.")
 
 
