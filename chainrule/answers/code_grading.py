@@ -16,12 +16,12 @@ from typing import Any
 
 from chainrule.answers.code_comparison import CodeEvidence, explained_failure, program_diagnosis
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
-from chainrule.answers.source_facts import SourceFacts, return_names, source_facts
+from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Analysis
-from chainrule.values import Value, values_match
+from chainrule.values import Value, ordinal, values_match
 
 Point = dict[str, Any]
 
@@ -76,10 +76,12 @@ def grade_code(
     grading = _Grading(output, analyses, points, returns, rel_tol, abs_tol, facts,
                        _subjects(returns, source or "", function, signature), _reference_trace(analyses))
     graded = {part: _graded_part(part, grading) for part in parts}
-    return _swaps_told(graded, grading, function)
+    intended = signature_names(signature, len(returns)) if returns is not None else []
+    return _swaps_told(graded, grading, function, intended)
 
 
-def _swaps_told(graded: dict[str, Diagnosis], grading: _Grading, function: str | None) -> dict[str, Diagnosis]:
+def _swaps_told(graded: dict[str, Diagnosis], grading: _Grading, function: str | None,
+                intended: list[str | None]) -> dict[str, Diagnosis]:
     """Two wrong return values that are each other's right one at every point: `return dz_dw, dz_dx`
     for `return dz_dx, dz_dw` was told as two mistakes and an unknown."""
     returns = list(grading.returns or [])
@@ -88,14 +90,20 @@ def _swaps_told(graded: dict[str, Diagnosis], grading: _Grading, function: str |
     for first, second in itertools.combinations(wrong, 2):
         if _is_right_for(grading, given=first, wanted=second) and _is_right_for(grading, given=second, wanted=first):
             places = sorted((returns.index(first), returns.index(second)))
-            order = " and then ".join(str(returns[index]) for index in places)
+            # what the signature calls each return value (dz_dx), not the .grad of a float function that has none
+            meant = {str(returns[i]): intended[i] or str(returns[i]) for i in places if i < len(intended)} or \
+                {part: part for part in (first, second)}
+            order = " and then ".join(meant.get(str(returns[index]), str(returns[index])) for index in places)
             for part, other in ((first, second), (second, first)):
                 name = grading.subjects.get(part) or part
-                message = (f"Your {name} is the right value for {other}, and the other way round, at every point "
-                           f"checked: the two return values are swapped. {function or 'The function'} must return "
-                           f"{order}, in that order.")
-                detail = {"reason": "swapped", "with": other, **({"subject": name} if part in grading.subjects else {})}
-                graded[part] = Diagnosis(part, False, "unknown", [], message, expected=graded[part].expected,
+                own = f" ({name})" if name != part else ""
+                message = (f"Your {ordinal(returns.index(part) + 1)} return value{own} is the right value for "
+                           f"{meant.get(other, other)}, and the other way round, at every point checked: the two "
+                           f"return values are swapped. {function or 'The function'} must return {order}, in that "
+                           "order.")
+                detail = {"reason": "swapped", "with": other, "tensor": other.removesuffix(".grad"), "where": "",
+                          **({"subject": name} if part in grading.subjects else {})}
+                graded[part] = Diagnosis(part, False, "other_gradient", [], message, expected=graded[part].expected,
                                          detail=detail)
     return graded
 

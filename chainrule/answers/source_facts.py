@@ -95,6 +95,11 @@ def return_names(source: str, *, function: str, count: int, signature: str | Non
     return [mine or theirs for mine, theirs in zip(own, given, strict=True)]
 
 
+def signature_names(signature: str | None, count: int) -> list[str | None]:
+    """The names a signature gives the return values (`-> (dz_dx, dz_dy)`), or Nones."""
+    return _signature_names(signature, count)
+
+
 def _signature_names(signature: str | None, count: int) -> list[str | None]:
     found = _RETURNS.search(signature or "")
     names = [name.strip() for name in found.group(1).split(",")] if found else []
