@@ -139,5 +139,6 @@ def cpu_limit_message(status: int, usage: Any) -> str | None:
         return None
     spent = usage.ru_utime + usage.ru_stime
     if os.WTERMSIG(status) == signal.SIGXCPU or (os.WTERMSIG(status) == signal.SIGKILL and spent >= soft - 0.05):
-        return f"CPU time limit of {soft:g} s exceeded: your code kept running (an endless loop?)."
+        return (f"CPU time limit of {soft:g} s exceeded: your code kept running (an endless loop, or printing a "
+                "great deal?).")
     return None
