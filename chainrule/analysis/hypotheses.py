@@ -287,8 +287,9 @@ def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
     if facts.grad.size != 1:
         return
     for node in graph.nodes:
-        if node.kind != "op" or node.name != "mul":
+        if node.kind != "op" or node.name not in ("mul", "div"):
             continue
+        # the graph lists a node's inputs in autograd's order: a quotient's numerator first
         factors = list(dict.fromkeys(edge.source for edge in graph.edges if edge.target == node.id and not edge.cut))
         into = [_routes_through(facts, source, node.id) for source in factors]
         values = [_scalar(found.value) if (found := graph.node(source)) is not None else None for source in factors]
@@ -298,10 +299,21 @@ def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
         (s_u, s_v), (u, v) = [sum(grads) for grads in into], values
         if not u or not v:
             continue
-        wrong = facts.grad - s_u - s_v + g * (s_u / (g * v)) * (s_v / (g * u))
+        others = facts.grad - s_u - s_v  # what the other paths contribute, kept
+        labels = [_label(graph, facts, source) for source in factors]
         highlight = Highlight(nodes=[node.id])
-        yield _hypothesis("product_of_paths", np.asarray(wrong, dtype=float), [], highlight, rule="product_rule",
-                          node=node.id, factors=[_label(graph, facts, source) for source in factors])
+        if node.name == "mul":
+            wrong = others + g * (s_u / (g * v)) * (s_v / (g * u))
+            yield _hypothesis("product_of_paths", np.asarray(wrong, dtype=float), [], highlight, rule="product_rule",
+                              node=node.id, factors=labels)
+            continue
+        du, dv = s_u * v / g, -s_v * v * v / (g * u)  # S_u = g·u′/v and S_v = -g·u·v′/v²
+        quotients = [("quotient_rule", g * du / dv if dv else None),  # (u/v)′ taken as u′/v′
+                     ("quotient_unsquared", g * (du * v - u * dv) / v)]  # divided by v, not v²
+        for rule, value in quotients:
+            if value is not None:
+                yield _hypothesis("product_of_paths", np.asarray(others + value, dtype=float), [], highlight,
+                                  rule=rule, node=node.id, factors=labels)
 
 
 def _routes_through(facts: GradientFacts, source: str, target: str) -> list[float]:

@@ -66,6 +66,15 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
 
 
 def _product_of_paths(h: Hypothesis, c: FeedbackContext) -> str:
+    if h.detail.get("rule") in ("quotient_rule", "quotient_unsquared"):
+        u, v = [f if re.fullmatch(r"[\w.]+(\(.*\)|[²³])?", f) else f"({f})"
+                for f in [*(h.detail.get("factors") or []), "u", "v"][:2]]
+        rule = (f"The quotient rule: ({u}/{v})′ = ({u}′·{v} - {u}·{v}′)/{v}² (′: the derivative by {c.tensor})")
+        if h.detail["rule"] == "quotient_rule":
+            return (f"Your {c.part} divides the derivatives of {u} and {v}: the derivative of a quotient is not the "
+                    f"quotient of the derivatives. {rule}.")
+        return (f"Your {c.part} divides by {v} where the quotient rule divides by {v} squared. {rule}: both terms "
+                f"over {v}².")
     if h.detail.get("rule") == "product_rule":
         u, v = [f if re.fullmatch(r"[\w.]+(\(.*\)|[²³])?", f) else f"({f})"
                 for f in [*(h.detail.get("factors") or []), "u", "v"][:2]]

@@ -228,3 +228,20 @@ def test_a_slip_is_named_when_a_python_number_parameter_varies_between_points(fo
                                 points=SCALED_POINTS)
     assert (diagnosis.kind, diagnosis.detail["rule"]) == ("wrong_local_derivative", rule)
     assert "w·c" in diagnosis.message or "c = 2.5" in diagnosis.message  # c by its name, not only its value
+
+
+QUOTIENT = "x = torch.tensor(x0, requires_grad=True)\nz = torch.exp(x) / (1 + x ** 2)\nz.backward()\n"
+QUOTIENT_POINTS = evaluation_points(params={"x0": 0.7}, ranges={}, count=5, seed="quotient-rule")
+
+
+@pytest.mark.parametrize(("formula", "rule"), [
+    (lambda x: math.exp(x) / (2 * x), "quotient_rule"),  # u′/v′
+    (lambda x: (math.exp(x) * (1 + x * x) - math.exp(x) * 2 * x) / (1 + x * x), "quotient_unsquared"),
+])
+def test_the_quotient_rule_broken_is_named(formula: Callable[[float], float], rule: str) -> None:
+    """d(eˣ/(1 + x²))/dx as eˣ/(2x), or with the denominator not squared: both were 'no typical mistake'."""
+    analyses = analyses_at(QUOTIENT, QUOTIENT_POINTS, ["x.grad"])
+    diagnosis = diagnose_points(analyses=analyses, part="x.grad", answers=[formula(p["x0"]) for p in QUOTIENT_POINTS],
+                                rel_tol=1e-4, abs_tol=1e-6, points=QUOTIENT_POINTS)
+    assert (diagnosis.kind, diagnosis.detail.get("rule")) == ("product_of_paths", rule)
+    assert "The quotient rule: " in diagnosis.message
