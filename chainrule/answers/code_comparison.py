@@ -200,6 +200,21 @@ def _not_reached(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) 
     return "untracked_leaf", message, {"finding": "not_reached", "line": line}
 
 
+def _stale_graph(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
+    """backward() again on an output kept with retain_graph=True where the exercise computes it anew between
+    its calls (after an update): the second call is the gradient at the old values, not the new ones."""
+    reference = evidence.reference
+    if reference is None or len(reference.backward) < 2 or any(site.retain_graph for site in reference.backward):
+        return None
+    for index, kept in enumerate(trace.backward):
+        again = next((site for site in trace.backward[index + 1:] if kept.retain_graph and kept.output
+                      and site.output == kept.output), None)
+        if again is not None:
+            message = words.stale_graph(kept, again, evidence.facts)
+            return found.kind, message, {"finding": "stale_graph", "line": again.line}
+    return None
+
+
 def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
     reference, tensor, facts = evidence.reference, evidence.tensor, evidence.facts
     if reference is None:
@@ -298,5 +313,5 @@ def _seeded(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Fi
 
 
 FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
-    _never_called, _tracking, _not_reached, _accumulation, _cuts, _seeded,
+    _never_called, _tracking, _not_reached, _stale_graph, _accumulation, _cuts, _seeded,
 )

@@ -170,6 +170,14 @@ def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool
             f"{rule}")
 
 
+def stale_graph(kept: BackwardSite, again: BackwardSite, facts: SourceFacts) -> str:
+    output = kept.output or "the output"
+    return (f"{capitalised(facts.quoted(again.line))} calls backward() again on the {output} that "
+            f"{facts.quoted(kept.line)} already used, through the graph retain_graph=True kept: it gives the gradient "
+            f"at the values {output} was computed from then, not at the values the program has now. Compute {output} "
+            "again (after the update) before each backward(), as this exercise does; then no retain_graph is needed.")
+
+
 def own_seed(site: BackwardSite, facts: SourceFacts) -> str:
     return (f"{capitalised(facts.quoted(site.line))} passes backward() a seed of its own. The seed is the gradient "
             "the backward pass starts from, and it multiplies every gradient: a scalar's backward() starts from 1 "

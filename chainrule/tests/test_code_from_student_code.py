@@ -135,6 +135,24 @@ def test_an_autograd_error_is_traced_to_the_line_that_causes_it(student: str, wo
     assert diagnosis.kind == "code_error" and words in diagnosis.message, diagnosis.message
 
 
+MANUAL_STEP = ("w = torch.tensor([w0], requires_grad=True)\nL = (w * 3.0 - 1) ** 2\nL.sum().backward()\n"
+               "with torch.no_grad():\n    w -= 0.1 * w.grad\nw.grad.zero_()\nL = (w * 3.0 - 1) ** 2\n"
+               "L.sum().backward()\n")
+
+
+def test_a_second_backward_through_the_old_graph_is_named_not_told_as_accumulation() -> None:
+    """The loss not computed again after the update: the second backward() runs through the graph of the old w.
+    It was told 'keeps only the first backward call … zeroes w.grad just before call 2', which the student
+    does exactly as the exercise does."""
+    student = ("w = torch.tensor([w0], requires_grad=True)\nL = ((w * 3.0 - 1) ** 2).sum()\n"
+               "L.backward(retain_graph=True)\nwith torch.no_grad():\n    w -= 0.1 * w.grad\nw.grad.zero_()\n"
+               "L.backward()\n")
+    diagnosis = program_part(MANUAL_STEP, student, {"w0": 0.5}, ["w.grad"])["w.grad"]
+    assert diagnosis.detail["code"]["finding"] == "stale_graph"
+    assert diagnosis.message.startswith("Line 7 (`L.backward()`) calls backward() again on the L that line 3")
+    assert "Compute L again (after the update)" in diagnosis.message
+
+
 def test_a_seed_the_exercise_does_not_pass_is_named_on_its_line() -> None:
     """z.backward(torch.tensor([2.0])) on a scalar's backward: told as 'counts the path twice' on a graph with
     a single path."""
