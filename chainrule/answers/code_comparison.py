@@ -309,6 +309,11 @@ def _seeded(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Fi
     own = next((site for site in trace.backward if site.seeded), None)
     if own is not None and not any(site.seeded for site in reference.backward):
         return "seed_vector", words.own_seed(own, evidence.facts), {"finding": "own_seed", "line": own.line}
+    seeded = next((site for site in reference.backward if site.seeded), None)
+    if own is None and seeded is not None and found.kind == "unknown":  # y.mean().backward() for y.backward(v)
+        first = trace.backward[0]
+        return "seed_vector", words.seed_left_out(first, seeded, evidence.facts), {
+            "finding": "seed_left_out", "line": first.line}
     return None
 
 

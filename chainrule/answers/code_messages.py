@@ -170,6 +170,14 @@ def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool
             f"{rule}")
 
 
+def seed_left_out(site: BackwardSite, seeded: BackwardSite, facts: SourceFacts) -> str:
+    output = seeded.output or "the output"
+    return (f"{capitalised(facts.quoted(site.line))} calls backward() without a seed, where this exercise seeds "
+            f"{output}'s backward() with a vector of its own. The seed is the gradient the backward pass starts from: "
+            f"a reduction first (a mean or a sum of {output}) starts it from 1/N or 1 on every entry instead, which "
+            "weights every entry alike. Pass the exercise's seed: backward(v).")
+
+
 def stale_graph(kept: BackwardSite, again: BackwardSite, facts: SourceFacts) -> str:
     output = kept.output or "the output"
     return (f"{capitalised(facts.quoted(again.line))} calls backward() again on the {output} that "

@@ -153,6 +153,15 @@ def test_a_second_backward_through_the_old_graph_is_named_not_told_as_accumulati
     assert "Compute L again (after the update)" in diagnosis.message
 
 
+def test_a_reduction_in_place_of_the_exercises_seed_is_named() -> None:
+    """y.mean().backward() where the exercise seeds y.backward(v): 'unknown', with nothing about the seed."""
+    reference = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.tensor([1.0, 2.0, 0.5]))\n"
+    student = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.mean().backward()\n"
+    diagnosis = program_part(reference, student, {"xs": [1.0, 2.0, 3.0]}, ["x.grad"])["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("seed_vector", "seed_left_out")
+    assert diagnosis.message.startswith("Line 3 (`y.mean().backward()`) calls backward() without a seed")
+
+
 def test_a_seed_the_exercise_does_not_pass_is_named_on_its_line() -> None:
     """z.backward(torch.tensor([2.0])) on a scalar's backward: told as 'counts the path twice' on a graph with
     a single path."""
