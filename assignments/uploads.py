@@ -41,8 +41,12 @@ def _zip_members(upload: Any) -> list[tuple[str, bytes]]:
                 raise CatalogError(upload.name, "file", f"unzips to more than {MAX_UNZIPPED // 1_000_000} MB")
             if len({i.header_offset for i in archive.infolist()}) != len(archive.infolist()):
                 raise CatalogError(upload.name, "file", "has entries that share their data (a zip bomb's trick)")
-            budget = [MAX_UNZIPPED]
-            return [(i.filename.rsplit("/", 1)[-1], _member_bytes(archive, i, budget, upload.name)) for i in members]
+            files, left = [], MAX_UNZIPPED
+            for info in members:
+                blob = _member_bytes(archive, info, min(MAX_UPLOAD, left), upload.name)
+                left -= len(blob)
+                files.append((info.filename.rsplit("/", 1)[-1], blob))
+            return files
     except CatalogError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError,
@@ -53,14 +57,14 @@ def _zip_members(upload: Any) -> list[tuple[str, bytes]]:
 CHUNK = 65_536
 
 
-def _member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: list[int], upload: str) -> bytes:
-    """The member's bytes, inflated a chunk at a time and counted as they come: its header's size is the
-    archive's own claim (archive.read() would inflate the whole stream in memory before cutting it there)."""
+def _member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, upload: str) -> bytes:
+    """The member's bytes, at most `limit`, inflated a chunk at a time and counted as they come: its header's
+    size is the archive's own claim (archive.read() would inflate the whole stream in memory before cutting
+    it there)."""
     out = bytearray()
     with archive.open(info) as stream:
         while chunk := stream.read(CHUNK):
             out += chunk
-            budget[0] -= len(chunk)
-            if len(out) > MAX_UPLOAD or budget[0] < 0:
+            if len(out) > limit:
                 raise CatalogError(upload, "file", f"unzips to more than {MAX_UNZIPPED // 1_000_000} MB")
     return bytes(out)

@@ -124,6 +124,7 @@ class _Context:
     ) -> None:
         self.graph = graph
         self.node_grads, self.node_formulas = flow_fields["node_grads"], flow_fields["node_formulas"]
+        self.kink_edges, self.zero_kinks = _kink_edges(graph), _zero_kinks(graph)  # the graph's, for every part
         self.leaves = leaves
         self.counterfactuals = counterfactuals
         self.evidence = evidence
@@ -162,10 +163,10 @@ class _Context:
         ]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
-        facts.kink_edges = _kink_edges(self.graph)
+        facts.kink_edges = self.kink_edges
         facts.other_grads = self._other_grads(evidence)
         facts.node_grads, facts.node_formulas = self.node_grads, self.node_formulas
-        facts.zero_kinks = _zero_kinks(self.graph)
+        facts.zero_kinks = self.zero_kinks
         return facts
 
     def _other_grads(self, evidence: LeafEvidence) -> list[tuple[str, str, np.ndarray, str]]:

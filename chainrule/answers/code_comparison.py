@@ -98,31 +98,33 @@ def _fewer_calls(found: Diagnosis, evidence: CodeEvidence, trace: ProgramTrace) 
 def explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:
     """An error raised at one line whose cause is another: the backward() that freed the graph,
     the in-place op that changed a saved tensor, the cut that left backward() no graph."""
-    explained = _explained_failure(problem, point, facts)
-    if explained != problem and not problem.rstrip().endswith((".", "!", "?", ":")):
-        return problem.rstrip() + "." + explained[len(problem):]
-    return explained
+    cause = _cause(point, facts)
+    if not cause:
+        return problem
+    ended = problem.rstrip().endswith((".", "!", "?", ":"))
+    return (problem if ended else problem.rstrip() + ".") + cause
 
 
-def _explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:
+def _cause(point: PointOutput, facts: SourceFacts) -> str:
+    """The sentence (with its leading space) naming the line that caused the raised error, or ""."""
     raised, trace = point.raised, point.trace
     if raised is None or trace is None:
-        return problem
+        return ""
     if "backward through the graph a second time" in raised.message:
         freeing = [site for site in trace.backward[:-1] if not site.retain_graph]
-        return problem + words.graph_freed(freeing[-1], raised.line, facts) if freeing else problem
+        return words.graph_freed(freeing[-1], raised.line, facts) if freeing else ""
     if "modified by an inplace operation" in raised.message:
         changes = [op for op in trace.ops if op.op == "in_place"]
-        return problem + words.changed_in_place(changes[-1], facts) if changes else problem
+        return words.changed_in_place(changes[-1], facts) if changes else ""
     if "does not require grad and does not have a grad_fn" in raised.message:
         cuts = [op for op in trace.cuts() if raised.line is None or op.line is None or op.line <= raised.line]
         switched = [leaf.switched for leaf in trace.leaves.values() if leaf.switched is not None]
         if cuts:
-            return problem + words.graph_cut_before_backward(cuts[-1], facts)
+            return words.graph_cut_before_backward(cuts[-1], facts)
         if switched:
-            return problem + words.tracked_too_late(switched[0], facts)
-        return problem + words.NO_GRAPH
-    return problem + words.common_error_hint(raised.message)
+            return words.tracked_too_late(switched[0], facts)
+        return words.NO_GRAPH
+    return words.common_error_hint(raised.message)
 
 
 def _refused(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis | None:
@@ -207,8 +209,9 @@ def _stale_graph(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) 
     if reference is None or len(reference.backward) < 2 or any(site.retain_graph for site in reference.backward):
         return None
     for index, kept in enumerate(trace.backward):
-        again = next((site for site in trace.backward[index + 1:] if kept.retain_graph and kept.output
-                      and site.output == kept.output), None)
+        if not kept.retain_graph or not kept.output:
+            continue
+        again = next((site for site in trace.backward[index + 1:] if site.output == kept.output), None)
         if again is not None:
             message = words.stale_graph(kept, again, evidence.facts)
             return found.kind, message, {"finding": "stale_graph", "line": again.line}

@@ -170,10 +170,13 @@ def tracked_wrongly(tensor: str, tracked: bool, line: int | None, switched: bool
             f"{rule}")
 
 
+SEED_RULE = "The seed is the gradient the backward pass starts from"
+
+
 def seed_left_out(site: BackwardSite, seeded: BackwardSite, facts: SourceFacts) -> str:
     output = seeded.output or "the output"
     return (f"{capitalised(facts.quoted(site.line))} calls backward() without a seed, where this exercise seeds "
-            f"{output}'s backward() with a vector of its own. The seed is the gradient the backward pass starts from: "
+            f"{output}'s backward() with a vector of its own. {SEED_RULE}: "
             f"a reduction first (a mean or a sum of {output}) starts it from 1/N or 1 on every entry instead, which "
             "weights every entry alike. Pass the exercise's seed: backward(v).")
 
@@ -187,9 +190,9 @@ def stale_graph(kept: BackwardSite, again: BackwardSite, facts: SourceFacts) -> 
 
 
 def own_seed(site: BackwardSite, facts: SourceFacts) -> str:
-    return (f"{capitalised(facts.quoted(site.line))} passes backward() a seed of its own. The seed is the gradient "
-            "the backward pass starts from, and it multiplies every gradient: a scalar's backward() starts from 1 "
-            "(call it with no argument), as this exercise does.")
+    return (f"{capitalised(facts.quoted(site.line))} passes backward() a seed of its own. {SEED_RULE}, and it "
+            "multiplies every gradient: a scalar's backward() starts from 1 (call it with no argument), as this "
+            "exercise does.")
 
 
 NO_GRAPH = (" The tensor backward() was called on has no graph: nothing it is computed from requires grad "

@@ -65,10 +65,16 @@ def _extra_path(h: Hypothesis, c: FeedbackContext) -> str:
             "flows back through it, so that path contributes nothing.")
 
 
+def _factors(h: Hypothesis) -> tuple[str, str]:
+    """A product's or quotient's two operands as its rule writes them: sin(x) bare, (x² + 1) in parentheses."""
+    u, v = [f if re.fullmatch(r"[\w.]+(\(.*\)|[²³])?", f) else f"({f})"
+            for f in [*(h.detail.get("factors") or []), "u", "v"][:2]]
+    return u, v
+
+
 def _product_of_paths(h: Hypothesis, c: FeedbackContext) -> str:
     if h.detail.get("rule") in ("quotient_rule", "quotient_unsquared"):
-        u, v = [f if re.fullmatch(r"[\w.]+(\(.*\)|[²³])?", f) else f"({f})"
-                for f in [*(h.detail.get("factors") or []), "u", "v"][:2]]
+        u, v = _factors(h)
         rule = (f"The quotient rule: ({u}/{v})′ = ({u}′·{v} - {u}·{v}′)/{v}² (′: the derivative by {c.tensor})")
         if h.detail["rule"] == "quotient_rule":
             return (f"Your {c.part} divides the derivatives of {u} and {v}: the derivative of a quotient is not the "
@@ -76,8 +82,7 @@ def _product_of_paths(h: Hypothesis, c: FeedbackContext) -> str:
         return (f"Your {c.part} divides by {v} where the quotient rule divides by {v} squared. {rule}: both terms "
                 f"over {v}².")
     if h.detail.get("rule") == "product_rule":
-        u, v = [f if re.fullmatch(r"[\w.]+(\(.*\)|[²³])?", f) else f"({f})"
-                for f in [*(h.detail.get("factors") or []), "u", "v"][:2]]
+        u, v = _factors(h)
         return (f"Your {c.part} multiplies the derivatives of the two factors {u} and {v} of a product. The "
                 f"product rule: ({u}·{v})′ = {u}′·{v} + {u}·{v}′ (′: the derivative by {c.tensor}), each factor's "
                 "derivative times the other factor, and the two terms add; the derivative of a product is not the "

@@ -152,15 +152,14 @@ def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     if not fitting:
         return None
     first = fitting[0]
-    if first.kind == "other_gradient":  # dL/dw without its x is dL/db of w·x + b: the factor x forgotten
-        forgotten = next((other for other in fitting if other.detail.get("rule") == "generic_one"), None)
-        if forgotten is not None:
-            return forgotten
-    if first.kind == "forward_value":  # e^(2x) for d e^(2x)/dx: the inner 2 forgotten, not values for gradients
-        inner = next((other for other in fitting if other.detail.get("rule") == "generic_one"
-                      and any(SELF_DERIVATIVE_OPS & set(path) for path in other.paths)), None)
-        if inner is not None:
-            return inner
+    # A factor forgotten on one edge that equals another reading: dL/dw without its x is dL/db of w·x + b (any
+    # such factor), e^(2x) for d e^(2x)/dx is z's forward value (a factor under exp, its own derivative).
+    forgotten = [other for other in fitting if other.detail.get("rule") == "generic_one"]
+    if first.kind == "other_gradient" and forgotten:
+        return forgotten[0]
+    under_exp = [other for other in forgotten if any(SELF_DERIVATIVE_OPS & set(path) for path in other.paths)]
+    if first.kind == "forward_value" and under_exp:
+        return under_exp[0]
     if first.kind == "sign_error" or (first.kind == "extra_path" and first.detail.get("reason") == "counted"):
         for other in fitting:
             if other.kind == "wrong_local_derivative" and not other.detail.get("generic") \
