@@ -1,10 +1,13 @@
 """Worker throughput alone: N queued numeric submissions drained by real Celery worker processes.
 
 Separates grading capacity from HTTP handling (bench/numeric_bench.py measures both together).
-Baseline, side by side: the same service (`submission_grade`) called in-process in a loop, so the
-ratio is the cost of the broker and the worker pool.
+The worker grades as in production: one drain task per pool process, each claiming queued rows in
+batches (grader/services.py numeric_drain); `--per-row` sends one grade_submission task per row
+instead, as the numeric lane did before the drains. Baseline, side by side: the same service called
+in-process in one loop, so the ratio is the cost of the broker and the worker pool.
 
     .venv/bin/python bench/worker_bench.py            # 600 submissions, -c 2
+    .venv/bin/python bench/worker_bench.py --per-row  # one task per submission
     .venv/bin/python bench/worker_bench.py -n 2000 -c 4
     .venv/bin/python bench/worker_bench.py --pool solo -c 1 --prefetch 4   # other pool shapes
 """
@@ -55,13 +58,18 @@ def queued_submissions(count: int) -> list[int]:
     return held
 
 
-def drain(ids: list[int], queue: str, concurrency: int, pool: str = "prefork", prefetch: int = 1) -> float:
-    """Publish every message, start the worker, and return graded/s from the database timestamps."""
+def drain(ids: list[int], queue: str, concurrency: int, pool: str = "prefork", prefetch: int = 1,
+          per_row: bool = False) -> float:
+    """Publish the messages, start the worker, and return graded/s from the database timestamps."""
     from grader.models import Submission
-    from grader.tasks import grade_submission
+    from grader.tasks import grade_numeric, grade_submission
 
-    for submission_id in ids:
-        grade_submission.delay(submission_id)
+    if per_row:
+        for submission_id in ids:
+            grade_submission.delay(submission_id)
+    else:  # what the web's wake-ups amount to under load: a drain for each process
+        for _ in range(concurrency):
+            grade_numeric.delay()
     command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queue, "-c", str(concurrency),
                "--pool", pool, "--prefetch-multiplier", str(prefetch), "--without-gossip", "--without-mingle",
                "--loglevel", "WARNING"]
@@ -80,13 +88,16 @@ def drain(ids: list[int], queue: str, concurrency: int, pool: str = "prefork", p
     return len(ids) / span
 
 
-def in_process(count: int) -> float:
+def in_process(count: int, per_row: bool) -> float:
     from grader import services
 
     ids = queued_submissions(count)
     started = time.perf_counter()
-    for submission_id in ids:
-        services.submission_grade(submission_id=submission_id)
+    if per_row:
+        for submission_id in ids:
+            services.submission_grade(submission_id=submission_id)
+    else:
+        services.numeric_drain()
     return count / (time.perf_counter() - started)
 
 
@@ -97,6 +108,7 @@ def main() -> None:
     parser.add_argument("--pool", choices=("prefork", "threads", "solo"), default="prefork",
                         help="the worker pool (run.sh and compose run the numeric lane with prefork)")
     parser.add_argument("--prefetch", type=int, default=1, help="messages each pool process reserves ahead")
+    parser.add_argument("--per-row", action="store_true", help="one grade_submission task per row, no drains")
     args = parser.parse_args()
     queue = f"worker-bench-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="worker-bench-") as tmp:
@@ -110,11 +122,13 @@ def main() -> None:
                               package_dirs=(str(ROOT / "chainrule"),), uid_base=62800)
         try:
             call_command("load_assignments", verbosity=0)
-            rate = drain(queued_submissions(args.n), queue, args.concurrency, args.pool, args.prefetch)
-            baseline = in_process(min(args.n, 300))
+            rate = drain(queued_submissions(args.n), queue, args.concurrency, args.pool, args.prefetch,
+                         args.per_row)
+            baseline = in_process(min(args.n, 300), args.per_row)
         finally:
             stop_server(server)
-    print(f"worker pool ({args.pool}, -c {args.concurrency}, prefetch {args.prefetch}): {rate:7.1f} graded/s   "
+    how = "a task per row" if args.per_row else "drains"
+    print(f"worker pool ({args.pool}, -c {args.concurrency}, prefetch {args.prefetch}, {how}): {rate:7.1f} graded/s   "
           f"in-process service, one process: {baseline:7.1f} graded/s   ratio {rate / baseline:.2f}×")
 
 

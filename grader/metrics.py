@@ -32,13 +32,17 @@ def _prefix() -> str:
     return f"metrics:{app.conf.task_default_queue}"
 
 
+def latency_commands(pipe: Any, *, lane: str, seconds: float) -> Any:
+    """Adds to a Redis pipeline the counting of one submission's submit → graded time in its lane."""
+    key = f"{_prefix()}:latency:{lane}"
+    bucket = next((f"in:{bound}" for bound in BUCKETS if seconds <= bound), "in:inf")  # summed when read
+    return pipe.hincrby(key, bucket, 1).hincrby(key, "count", 1).hincrbyfloat(key, "sum", seconds)
+
+
 def latency_observe(*, lane: str, seconds: float) -> None:
     """Submit → graded time of one submission of a lane (numeric or code)."""
-    key = f"{_prefix()}:latency:{lane}"
     try:
-        bucket = next((f"in:{bound}" for bound in BUCKETS if seconds <= bound), "in:inf")  # summed when read
-        _redis().pipeline(transaction=False).hincrby(key, bucket, 1).hincrby(key, "count", 1).hincrbyfloat(
-            key, "sum", seconds).execute()
+        latency_commands(_redis().pipeline(transaction=False), lane=lane, seconds=seconds).execute()
     except Exception:
         log.warning("metrics: could not record latency", exc_info=True)
 
@@ -61,10 +65,16 @@ def metrics_text() -> str:
 
     lines: list[str] = []
     client = _redis()
-    lines += ["# HELP grader_queue_depth Messages waiting on each Celery queue.", "# TYPE grader_queue_depth gauge"]
+    lines += ["# HELP grader_queue_depth Messages waiting on each Celery queue (numeric: drains, each of which "
+              "grades every queued numeric submission).", "# TYPE grader_queue_depth gauge"]
     for lane in (NUMERIC, CODE, MAINTENANCE):
         queue = queue_name(lane=lane)
         lines.append(f'grader_queue_depth{{queue="{queue}",lane="{lane}"}} {client.llen(queue)}')
+    queued = Submission.objects.filter(status=Submission.Status.QUEUED, enqueued_at__isnull=False)
+    lines += ["# HELP grader_queued_submissions Submissions waiting for a worker, per lane (held code ones aside).",
+              "# TYPE grader_queued_submissions gauge"]
+    for lane in (NUMERIC, CODE):
+        lines.append(f'grader_queued_submissions{{lane="{lane}"}} {queued.filter(lane=lane).count()}')
     held = Submission.objects.filter(lane=CODE, status=Submission.Status.QUEUED, enqueued_at__isnull=True).count()
     lines += ["# HELP grader_held_submissions Code submissions waiting in the database for a free slot.",
               "# TYPE grader_held_submissions gauge", f"grader_held_submissions {held}"]

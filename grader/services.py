@@ -5,6 +5,7 @@ Preconditions are stated per function. Every write a user sees goes through here
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import uuid
@@ -14,8 +15,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from assignments.answer_grading import Graded, answers_grade, wrong_highlight
 from assignments.answer_parsing import answers_parse
@@ -24,8 +25,11 @@ from assignments.reference import ReferenceError
 from assignments.variants import params_for_student, variant_id_for, variant_ready
 from config.lanes import CODE, NUMERIC, queue_name
 from config.prepared import prepared_query, prepared_update
+from config.publish import flag_clear, task_publish, task_publish_once
+from config.structured_logging import submission_context
 from grader.fairness import held_release, lane_of, students_with_held
 from grader.finished import finished_announce
+from grader.metrics import latency_commands
 from grader.models import Result, Submission
 from grader.policy import (
     LOOKUP,
@@ -42,6 +46,7 @@ from grader.selectors import assignment_parts_attach
 from lti.scores import lms_user_exists, lti_score_publish_later
 
 log = logging.getLogger(__name__)
+Done = tuple[Submission, Graded, Variant, float | None]  # a graded row, its variant, a code row's sandbox time
 MAX_DELIVERIES = 5  # a row whose grading started this often is marked as an infrastructure error
 
 
@@ -167,13 +172,22 @@ def attempts_used(*, student: AbstractBaseUser, assignment: Assignment) -> int:
 
 
 def _enqueue(submission_id: int, lane: str) -> None:
-    from grader.tasks import grade_submission
+    """A code submission gets a task of its own; a numeric one makes sure a drain is on its way."""
+    from grader.tasks import grade_numeric, grade_submission
 
     try:
-        grade_submission.apply_async(args=[submission_id], queue=queue_name(lane=lane))
+        if lane == NUMERIC:
+            queue = queue_name(lane=NUMERIC)
+            task_publish_once(grade_numeric, args=[], queue=queue, flag=_drain_flag(queue), ttl_s=DRAIN_FLAG_S)
+        else:
+            task_publish(grade_submission, args=[submission_id], queue=queue_name(lane=lane))
     except Exception:  # broker down: the row stays queued and the sweeper re-enqueues it
         log.exception("could not enqueue submission %s; the sweeper will retry", submission_id,
                       extra={"submission_id": submission_id})
+
+
+def _drain_flag(queue: str) -> str:
+    return f"grader:{queue}:drain-queued"
 
 
 def _release(student_id: int) -> list[int]:
@@ -206,25 +220,105 @@ def submission_grade(*, submission_id: int) -> None:
     submission = _grading_row(submission_id=submission_id)
     started, recorded = time.monotonic(), False
     try:
-        try:
-            graded, variant = _graded(submission=submission)
-        except ReferenceError as exc:
-            if str(exc).startswith("sandbox unavailable") and submission.deliveries < MAX_DELIVERIES:
-                _requeue_later(submission=submission, token=token)  # a sandbox restart is not the student's loss
-                return
-            _finish_error(submission_id=submission_id, token=token, reason=f"grading infrastructure failed: {exc}")
-            return
-        except Exception:  # a bug must not loop through the sweeper forever; no attempt is charged
-            log.exception("grading submission %s failed", submission_id)
-            _finish_error(submission_id=submission_id, token=token, reason="internal grading error (logged)")
-            return
-        recorded = _finish_graded(submission=submission, token=token, graded=graded, variant=variant,
-                                  sandbox_seconds=time.monotonic() - started if submission.lane == CODE else None)
+        graded = _graded_or_handled(submission=submission, token=token)
+        if graded is not None:
+            timing = time.monotonic() - started if submission.lane == CODE else None
+            recorded = bool(_finish_graded(token=token, done=[(submission, *graded, timing)]))
     finally:
         if submission.lane == CODE:  # its time counts against the student's budget; free its slot
             if not recorded:  # written with the result when it was graded
                 Submission.objects.filter(id=submission_id).update(sandbox_seconds=time.monotonic() - started)
             _release(submission.student_id)
+
+
+DRAIN_BATCH = 8  # numeric rows claimed at once: one claim, one transaction for their results
+DRAIN_SECONDS = 3.0  # a drain claims no new batch after this long; it sends the next drain instead
+DRAIN_FLAG_S = 5  # a queued drain's flag lives this long, should its message be lost
+
+
+def numeric_drain() -> int:
+    """Grade queued numeric submissions in batches until none is left (the numeric lane's task).
+    How many it graded or finished otherwise.
+
+    A numeric answer grades in well under a millisecond, while a task of its own per submission
+    cost a Celery message published by the web and consumed, acknowledged and traced by a worker,
+    and a transaction per row. So a submission only makes sure a drain is on its way (`_enqueue`: one
+    Redis round trip, sending one unless a flag says one already waits), and a drain claims up to
+    DRAIN_BATCH rows at once, grades them and stores their results in one transaction. Both worker
+    processes drain side by side under load, each claiming its own rows (SKIP LOCKED on PostgreSQL).
+
+    Nothing waits for a drain that never comes: the web commits a row before it looks at the flag,
+    and a drain clears the flag before its first claim, then claims until it finds nothing. So either
+    the row's own call sends a drain, or a drain already waiting has not made its first claim yet.
+    A drain killed with its worker is delivered again (acks_late); the rows it had claimed are
+    requeued by the sweeper, as a single claimed row always was; a lost flag only sends one more.
+    """
+    from config.celery_app import app
+
+    queue = queue_name(lane=NUMERIC)
+    try:
+        flag_clear(app, _drain_flag(queue))
+    except Exception:  # Redis unreachable: the flag expires by itself within DRAIN_FLAG_S
+        log.warning("could not clear the drain flag", exc_info=True)
+    finished, deadline = 0, time.monotonic() + DRAIN_SECONDS
+    while True:
+        token, rows = _claim_batch(limit=DRAIN_BATCH)
+        if not rows:
+            return finished
+        done: list[Done] = []
+        for row in rows:
+            with submission_context(row.id):  # what grading and the sandbox client log names the row
+                graded = _graded_or_handled(submission=row, token=token)
+            if graded is not None:
+                done.append((row, *graded, None))
+        _finish_graded(token=token, done=done)
+        finished += len(rows)
+        if time.monotonic() > deadline:  # leave the worker to other tasks; the next drain goes on
+            _enqueue(0, NUMERIC)
+            return finished
+
+
+def _claim_batch(*, limit: int) -> tuple[uuid.UUID, list[Submission]]:
+    """Up to `limit` queued numeric rows that are due, oldest first, moved to running under one claim
+    token, and read as _grading_row reads one (rows of one assignment share its object)."""
+    token, now = uuid.uuid4(), _now()
+    due = Submission.objects.filter(status=Submission.Status.QUEUED, lane=NUMERIC, enqueued_at__lte=now)
+    picked = due.order_by("id").values("id")[:limit]
+    claim = {"status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
+    if connection.features.has_select_for_update_skip_locked:
+        with transaction.atomic():  # one statement; row locks make drains skip the rows another is taking
+            claimed = Submission.objects.filter(
+                id__in=Subquery(picked.select_for_update(skip_locked=True)), status=Submission.Status.QUEUED,
+            ).update(**claim)
+    else:  # SQLite: look without the write lock (most looks find nothing); the status check settles races
+        ids = list(picked.values_list("id", flat=True))
+        claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED).update(**claim) if ids else 0
+    if not claimed:
+        return token, []
+    rows: list[Submission] = list(_grading_rows().filter(claim=token).order_by("id"))
+    assignments: dict[int, Any] = {}
+    for row in rows:
+        if row.assignment_id not in assignments:
+            assignment_parts_attach(row.assignment)
+            assignments[row.assignment_id] = row.assignment
+        row.assignment = assignments[row.assignment_id]
+    return token, rows
+
+
+def _graded_or_handled(*, submission: Submission, token: uuid.UUID) -> tuple[Graded, Variant] | None:
+    """The grade of a claimed row, or None when grading failed and the row was finished otherwise:
+    requeued after a sandbox restart (no loss to the student), else marked as an infrastructure error."""
+    try:
+        return _graded(submission=submission)
+    except ReferenceError as exc:
+        if str(exc).startswith("sandbox unavailable") and submission.deliveries < MAX_DELIVERIES:
+            _requeue_later(submission=submission, token=token)
+            return None
+        _finish_error(submission_id=submission.id, token=token, reason=f"grading infrastructure failed: {exc}")
+    except Exception:  # a bug must not loop through the sweeper forever; no attempt is charged
+        log.exception("grading submission %s failed", submission.id, extra={"submission_id": submission.id})
+        _finish_error(submission_id=submission.id, token=token, reason="internal grading error (logged)")
+    return None
 
 
 def _grading_row(*, submission_id: int) -> Submission:
@@ -238,13 +332,16 @@ def _grading_row(*, submission_id: int) -> Submission:
     return submission
 
 
-@prepared_query
-def _for_grading(submission_id: int) -> QuerySet[Submission]:
+def _grading_rows() -> QuerySet[Submission]:
     extension = Extension.objects.filter(assignment_id=OuterRef("assignment_id"), student_id=OuterRef("student_id"))
     return (Submission.objects.select_related("assignment", "variant")
             .defer("assignment__draft", "variant__analysis", "variant__point_analyses")
-            .annotate(has_extension=Exists(extension), from_lms=lms_user_exists())
-            .filter(id=submission_id))
+            .annotate(has_extension=Exists(extension), from_lms=lms_user_exists()))
+
+
+@prepared_query
+def _for_grading(submission_id: int) -> QuerySet[Submission]:
+    return _grading_rows().filter(id=submission_id)
 
 
 def _extension_known(submission: Submission) -> Known:
@@ -281,38 +378,54 @@ def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
     return {"score": score, "max_score": document["max_score"], "document": document, "highlight": highlight}
 
 
-def _finish_graded(*, submission: Submission, token: uuid.UUID, graded: Graded, variant: Variant,
-                   sandbox_seconds: float | None = None) -> bool:
-    """Store the result if this run still owns the row (with the code's sandbox time, if given);
-    whether it did."""
-    fields = result_fields(submission=submission, graded=graded)
-    timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
+def _finish_graded(*, token: uuid.UUID, done: list[Done]) -> set[int]:
+    """Store the results of rows this claim still owns (with a code row's sandbox time, when given), in
+    one transaction; the ids it stored. A row the sweeper handed to another run keeps that run's result."""
+    if not done:
+        return set()
+    fields = {submission.id: result_fields(submission=submission, graded=graded)
+              for submission, graded, _, _ in done}
     with transaction.atomic():
-        graded_at = _now()
-        if timing:  # a code submission: its sandbox time with it (rarer; the sandbox job dominates anyway)
-            changed = _owned(submission_id=submission.id, token=token).update(
-                status=Submission.Status.GRADED, graded_at=graded_at, variant=variant, **timing)
-        else:
-            changed = _mark_graded(submission_id=submission.id, token=token, now=graded_at, variant_id=variant.id)
-        if not changed:
-            return False  # the sweeper handed the row to another run; its result wins
+        graded_at, owned = _now(), set()
+        for (variant_id, sandbox_seconds), ids in _by_update(done).items():
+            timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
+            changed = _owned_rows(ids=ids, token=token).update(
+                status=Submission.Status.GRADED, graded_at=graded_at, variant_id=variant_id, **timing)
+            if changed == len(ids):
+                owned.update(ids)
+            elif changed:  # the sweeper took some back (rare): which of them this run marked just now
+                owned.update(Submission.objects.filter(id__in=ids, claim=token, graded_at=graded_at)
+                             .values_list("id", flat=True))
+        mine = [item for item in done if item[0].id in owned]
+        if not mine:
+            return set()
         Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
-            [Result(submission_id=submission.id, **fields)], update_conflicts=True, unique_fields=["submission"],
-            update_fields=list(fields))
-        transaction.on_commit(lambda: lti_score_publish_later(  # the LMS gradebook (AGS)
-            submission_id=submission.id, student_id=submission.student_id,
-            lms_user=getattr(submission, "from_lms", None)))
-        transaction.on_commit(lambda: finished_announce(submission_ids=[submission.id]))  # once readable
-    _observe(submission=submission, graded=graded, seconds=(graded_at - submission.created_at).total_seconds())
-    return True
+            [Result(submission_id=submission.id, **fields[submission.id]) for submission, *_ in mine],
+            update_conflicts=True, unique_fields=["submission"], update_fields=list(fields[mine[0][0].id]))
+        latencies = [(submission.lane, (graded_at - submission.created_at).total_seconds())
+                     for submission, *_ in mine]
+        for submission, *_ in mine:
+            transaction.on_commit(functools.partial(  # the LMS gradebook (AGS)
+                lti_score_publish_later, submission_id=submission.id, student_id=submission.student_id,
+                lms_user=getattr(submission, "from_lms", None)))
+        transaction.on_commit(lambda: finished_announce(  # once readable; the latency metric in the same trip
+            submission_ids=[submission.id for submission, *_ in mine],
+            then=lambda pipe: [latency_commands(pipe, lane=lane, seconds=seconds) for lane, seconds in latencies]))
+    for (submission, graded, *_), (_, seconds) in zip(mine, latencies, strict=True):
+        _observe(submission=submission, graded=graded, seconds=seconds)
+    return owned
 
 
-@prepared_update
-def _mark_graded(submission_id: int, token: uuid.UUID, now: datetime,
-                 variant_id: int) -> tuple[QuerySet[Submission], dict[str, Any]]:
-    """Graded, with the variant graded with, if this run still owns the row."""
-    return _owned(submission_id=submission_id, token=token), {
-        "status": Submission.Status.GRADED, "graded_at": now, "variant_id": variant_id}
+def _by_update(done: list[Done]) -> dict[tuple[int, float | None], list[int]]:
+    """Row ids grouped by what their UPDATE writes besides the status: the variant, the sandbox time."""
+    groups: dict[tuple[int, float | None], list[int]] = {}
+    for submission, _, variant, seconds in done:
+        groups.setdefault((variant.id, seconds), []).append(submission.id)
+    return groups
+
+
+def _owned_rows(*, ids: list[int], token: uuid.UUID) -> QuerySet[Submission]:
+    return Submission.objects.filter(id__in=ids, claim=token, status=Submission.Status.RUNNING)
 
 
 def _owned(*, submission_id: int, token: uuid.UUID) -> QuerySet[Submission]:
@@ -321,9 +434,8 @@ def _owned(*, submission_id: int, token: uuid.UUID) -> QuerySet[Submission]:
 
 
 def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:
-    from grader.metrics import counter_increment, latency_observe
+    from grader.metrics import counter_increment
 
-    latency_observe(lane=submission.lane, seconds=seconds)
     for key in submission.code:
         if key in graded.diagnoses:
             counter_increment(name="sandbox_outcomes", label=graded.diagnoses[key].kind)
@@ -333,13 +445,14 @@ def _observe(*, submission: Submission, graded: Graded, seconds: float) -> None:
 
 def _requeue_later(*, submission: Submission, token: uuid.UUID) -> None:
     """Give the row back (queued, unclaimed) and try again in 5, 10, 15, 20 s (a sandbox restart under
-    load takes tens of seconds); the sweeper is the safety net."""
+    load takes tens of seconds); the sweeper is the safety net. Until then the row is not due
+    (enqueued_at in the future): numeric drains pass it over and the sweeper counts from then."""
     from grader.tasks import grade_submission
 
     delay_s = min(5.0 * submission.deliveries, 30.0)
 
     if _owned(submission_id=submission.id, token=token).update(
-            status=Submission.Status.QUEUED, claim=None, enqueued_at=_now()):
+            status=Submission.Status.QUEUED, claim=None, enqueued_at=_now() + timedelta(seconds=delay_s)):
         log.warning("sandbox unavailable; submission requeued", extra={"submission_id": submission.id})
         try:
             grade_submission.apply_async(args=[submission.id], queue=queue_name(lane=submission.lane),

@@ -6,20 +6,25 @@ from celery import shared_task
 from django.conf import settings
 
 from config.structured_logging import submission_context
-from grader.services import bench_noop_finish, submission_grade, submissions_sweep, sweep_defaults
+from grader.services import bench_noop_finish, numeric_drain, submission_grade, submissions_sweep, sweep_defaults
+
+# Grading tasks: acknowledged once done, so a worker killed mid-grade has its message delivered again.
+GRADING = {"acks_late": True, "reject_on_worker_lost": True, "soft_time_limit": settings.GRADER_TASK_TIME_LIMIT - 10,
+           "time_limit": settings.GRADER_TASK_TIME_LIMIT}
 
 
-@shared_task(
-    name="grader.grade_submission",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    soft_time_limit=settings.GRADER_TASK_TIME_LIMIT - 10,
-    time_limit=settings.GRADER_TASK_TIME_LIMIT,
-)
+@shared_task(name="grader.grade_submission", **GRADING)
 def grade_submission(submission_id: int) -> None:
     """Routed per call to the lane's queue (grader/fairness.py); every line it logs names the submission."""
     with submission_context(submission_id):
         submission_grade(submission_id=submission_id)
+
+
+@shared_task(name="grader.grade_numeric", **GRADING)
+def grade_numeric() -> int:
+    """On the numeric lane's queue: grades queued numeric submissions in batches until none is left
+    (grader/services.py numeric_drain); each line it logs for a row names that submission."""
+    return numeric_drain()
 
 
 @shared_task(name="grader.sweep_submissions", time_limit=60)

@@ -58,6 +58,16 @@ def test_a_task_delivered_three_times_grades_once(live_db: None, worker: Any, st
     assert graded.result.score == 1.0
 
 
+def test_a_burst_of_numeric_answers_is_graded_once_each(live_db: None, worker: Any, student: Person) -> None:
+    """Thirty answers faster than one worker grades them: drains take them in batches, none twice or lost."""
+    values = [str(v) for v in range(3, 9)] * 5  # x.grad of positive-gradient is 7: one in six right
+    sent = [submit(student, "positive-gradient", **{"x.grad": value}) for value in values]
+    graded = wait_graded([s.id for s in sent])
+    assert [g.result.score for g in sorted(graded, key=lambda g: g.id)] == [float(v == "7") for v in values]
+    assert Result.objects.filter(submission__in=sent).count() == len(sent)
+    assert {g.deliveries for g in graded} == {1}  # each claimed once
+
+
 def test_a_lost_broker_message_is_picked_up_by_the_sweeper(live_db: None, worker: Any, student: Person) -> None:
     assignment = Assignment.objects.get(slug="detach")
     submission = Submission.objects.create(  # as if the enqueue after commit never reached Redis

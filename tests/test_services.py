@@ -167,3 +167,62 @@ def test_drawn_values_keep_the_type_and_shape_of_the_defaults() -> None:
     drawn = _draw(rng, {"min": 1, "max": 4}, [1.0, 2.0, 3.0])
     assert isinstance(drawn, list) and len(drawn) == 3 and all(1 <= v <= 4 for v in drawn)
     assert 0 <= _draw(rng, {"min": 0, "max": 1, "step": 1e-300}, 0.5) <= 1  # a tiny step stays bounded
+
+
+def _right(submission: Submission) -> bool:
+    submission.refresh_from_db()
+    [part] = [p for p in submission.result.document["parts"] if p["part"] == "x.grad"]
+    return bool(part["correct"])
+
+
+def test_a_drain_grades_every_queued_numeric_row_once_in_batches(student: Person) -> None:
+    answers = ["7", "4", "7", "1", "7", "2", "7", "3", "7", "5"]  # right (7) and wrong x.grad in turn
+    rows = [create(student, **{"x.grad": value}) for value in answers]
+    assert services.numeric_drain() == len(rows)
+    assert [_right(row) for row in rows] == [value == "7" for value in answers]
+    assert {row.status for row in rows} == {"graded"} and Result.objects.filter(submission__in=rows).count() == 10
+    claims = Submission.objects.filter(id__in=[row.id for row in rows]).values_list("claim", flat=True)
+    assert len(set(claims)) == 2  # claimed 8 and 2 at a time, each batch stored in one transaction
+    assert services.numeric_drain() == 0  # nothing left: a second drain grades nothing again
+
+
+def test_a_row_waiting_out_a_sandbox_restart_is_not_drained_before_it_is_due(student: Person) -> None:
+    later, due = create(student, **{"x.grad": "7"}), create(student, **{"x.grad": "4"})
+    Submission.objects.filter(id=later.id).update(enqueued_at=services._now() + timedelta(seconds=10))
+    assert services.numeric_drain() == 1
+    later.refresh_from_db()
+    due.refresh_from_db()
+    assert later.status == "queued" and later.deliveries == 0 and due.status == "graded"
+
+
+def test_a_drain_out_of_time_hands_the_rest_to_the_next_drain(
+    student: Person, no_broker: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(services, "DRAIN_BATCH", 2)
+    monkeypatch.setattr(services, "DRAIN_SECONDS", -1.0)  # past its time after the first batch
+    rows = [create(student, **{"x.grad": "7"}) for _ in range(3)]
+    no_broker.clear()
+    assert services.numeric_drain() == 2
+    assert no_broker == [0]  # the next drain asked for: the third row is not left to the sweeper
+    assert Submission.objects.get(id=rows[2].id).status == "queued"
+
+
+def test_a_numeric_row_that_meets_a_sandbox_restart_waits_and_costs_nothing(
+    student: Person, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assignments.reference import ReferenceError as SandboxError
+    from grader import tasks
+
+    retried: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(tasks.grade_submission, "apply_async", lambda **kwargs: retried.append(kwargs["countdown"]))
+
+    def restarting(**kwargs: Any) -> None:
+        raise SandboxError("sandbox unavailable: restarting")
+
+    monkeypatch.setattr(services, "answers_grade", restarting)
+    submission = create(student, **{"x.grad": "7"})
+    assert services.numeric_drain() == 1
+    submission.refresh_from_db()
+    assert submission.status == "queued" and submission.attempt == 1 and retried == [5.0]
+    assert submission.enqueued_at is not None and submission.enqueued_at > services._now()
+    assert services.numeric_drain() == 0  # not due yet: its own delayed task grades it then

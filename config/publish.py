@@ -1,0 +1,106 @@
+"""Sending a task with one Redis LPUSH: the submit request's hottest call, without kombu's generic producer.
+
+`apply_async` spends about a millisecond of CPU per message on routing, signals, the producer pool,
+declarations and kombu's generic publish, more than the rest of storing a submission. The message
+is the same every time but for its ids and arguments, so this writes the Celery protocol-2 message
+`apply_async` would send (tests/test_publish.py compares the two key by key) straight onto the
+queue's list in the broker, as kombu's Redis transport does: a worker cannot tell them apart.
+
+Only for a Redis broker and a task without eta or countdown; anything else goes through
+`apply_async` (eager mode in unit tests, other brokers). Raises what the Redis client raises, as
+`apply_async` would: callers leave the row queued for the sweeper.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import uuid
+from typing import Any
+
+_EMBED = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
+_clients: dict[str, Any] = {}
+
+
+def _redis(url: str) -> Any:
+    """One client per broker URL and process; the same short timeouts as the metrics client."""
+    import redis
+
+    if url not in _clients:
+        _clients[url] = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=1.0)
+    return _clients[url]
+
+
+def _lean(app: Any) -> bool:
+    url = str(app.conf.broker_url or "")
+    prefixed = "global_keyprefix" in (app.conf.broker_transport_options or {})  # kombu would rename the key
+    return url.startswith(("redis://", "rediss://", "unix://")) and not app.conf.task_always_eager and not prefixed
+
+
+def message(*, app: Any, task: Any, args: list[Any], queue: str, task_id: str | None = None) -> dict[str, Any]:
+    """The protocol-2 message apply_async(args=args, queue=queue) sends for `task` through Redis."""
+    task_id = task_id or str(uuid.uuid4())
+    hard = task.time_limit if task.time_limit is not None else app.conf.task_time_limit
+    soft = task.soft_time_limit if task.soft_time_limit is not None else app.conf.task_soft_time_limit
+    body = json.dumps([list(args), {}, _EMBED])
+    return {
+        "body": base64.b64encode(body.encode()).decode(),
+        "content-encoding": "utf-8",
+        "content-type": "application/json",
+        "headers": {
+            "lang": "py", "task": task.name, "id": task_id, "shadow": None, "eta": None, "expires": None,
+            "group": None, "group_index": None, "retries": 0, "timelimit": [hard, soft], "root_id": task_id,
+            "parent_id": None, "argsrepr": repr(list(args)), "kwargsrepr": "{}",
+            "origin": f"gen{os.getpid()}@{socket.gethostname()}", "ignore_result": bool(task.ignore_result),
+            "replaced_task_nesting": 0, "stamped_headers": None, "stamps": {},
+        },
+        "properties": {
+            "correlation_id": task_id, "reply_to": str(app.thread_oid), "delivery_mode": 2,
+            "delivery_info": {"exchange": "", "routing_key": queue}, "priority": 0, "body_encoding": "base64",
+            "delivery_tag": str(uuid.uuid4()),
+        },
+    }
+
+
+def task_publish(task: Any, *, args: list[Any], queue: str) -> None:
+    """`task.apply_async(args=args, queue=queue)`, in one LPUSH when the broker is Redis."""
+    app = task.app
+    if not _lean(app):
+        task.apply_async(args=args, queue=queue)
+        return
+    _redis(str(app.conf.broker_url)).lpush(queue, json.dumps(message(app=app, task=task, args=args, queue=queue)))
+
+
+# SET flag NX EX ttl, and only if it was not set, LPUSH the message: one round trip, atomic.
+_ONCE = """
+if redis.call('set', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[2])) then
+  redis.call('lpush', KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+"""
+_scripts: dict[str, Any] = {}
+
+
+def task_publish_once(task: Any, *, args: list[Any], queue: str, flag: str, ttl_s: int) -> bool:
+    """Publishes like task_publish unless `flag` is set, and sets it for `ttl_s` seconds: while one such
+    message waits, more calls send nothing. Whether this call sent one. The task clears the flag
+    (`flag_clear`) when it starts, so the next call after that sends the next one."""
+    app = task.app
+    if not _lean(app):
+        task.apply_async(args=args, queue=queue)
+        return True
+    url = str(app.conf.broker_url)
+    if url not in _scripts:
+        _scripts[url] = _redis(url).register_script(_ONCE)
+    sent = _scripts[url](keys=[flag, queue], args=[json.dumps(message(app=app, task=task, args=args, queue=queue)),
+                                                   ttl_s])
+    return bool(sent)
+
+
+def flag_clear(app: Any, flag: str) -> None:
+    """The flag of task_publish_once cleared; without Redis it expires by itself."""
+    if _lean(app):
+        _redis(str(app.conf.broker_url)).delete(flag)

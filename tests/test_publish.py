@@ -1,0 +1,92 @@
+"""The one-LPUSH task publisher (config/publish.py) sends what Celery's apply_async sends.
+
+A worker decodes both the same way only if every header and property it reads is there with the
+same meaning; these compare the two messages key by key (ids aside) on a real Redis, and a real
+worker grades a submission announced this way (test_pipeline covers the rest of that path).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from typing import Any
+
+import pytest
+import redis
+
+from config.celery_app import app
+from config.publish import flag_clear, message, task_publish, task_publish_once
+from grader.tasks import grade_numeric, grade_submission, warm_variant
+
+IDS = ("id", "root_id", "correlation_id", "delivery_tag", "origin", "reply_to")
+
+
+def _sent_by_celery(task: Any, args: list[Any], queue: str) -> dict[str, Any]:
+    client = redis.Redis.from_url(app.conf.broker_url)
+    client.delete(queue)
+    task.apply_async(args=args, queue=queue)
+    [raw] = client.lrange(queue, 0, -1)
+    client.delete(queue)
+    return dict(json.loads(raw))
+
+
+def _without_ids(message: dict[str, Any]) -> dict[str, Any]:
+    flat = {**message, "headers": dict(message["headers"]), "properties": dict(message["properties"])}
+    for part in (flat["headers"], flat["properties"]):
+        for key in IDS:
+            part.pop(key, None)
+    flat["body"] = json.loads(base64.b64decode(flat["body"]))
+    return flat
+
+
+@pytest.mark.parametrize(("task", "args"), [(grade_submission, [123456789]), (warm_variant, [3, 41])])
+def test_the_lean_message_is_the_one_apply_async_sends(task: Any, args: list[Any]) -> None:
+    queue = f"test-publish-{uuid.uuid4().hex[:8]}"
+    celery = _sent_by_celery(task, args, queue)
+    lean = message(app=app, task=task, args=args, queue=queue)
+    assert _without_ids(lean) == _without_ids(celery)
+    assert set(lean["headers"]) == set(celery["headers"]) and set(lean["properties"]) == set(celery["properties"])
+    # A task's own id is its root and its correlation id, as Celery writes them.
+    assert lean["headers"]["root_id"] == lean["headers"]["id"] == lean["properties"]["correlation_id"]
+
+
+def test_the_lean_publish_lands_on_the_queue_a_worker_reads() -> None:
+    queue = f"test-publish-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(app.conf.broker_url)
+    task_publish(grade_submission, args=[42], queue=queue)
+    [raw] = client.lrange(queue, 0, -1)
+    client.delete(queue)
+    sent = json.loads(raw)
+    assert sent["headers"]["task"] == "grader.grade_submission"
+    assert json.loads(base64.b64decode(sent["body"]))[0] == [42]
+    assert sent["properties"]["delivery_info"]["routing_key"] == queue
+
+
+def test_eager_mode_and_other_brokers_go_through_apply_async(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(grade_submission, "apply_async", lambda **kwargs: sent.append(tuple(kwargs.items())))
+    eager, url = app.conf.task_always_eager, app.conf.broker_url
+    try:
+        app.conf.task_always_eager = True
+        task_publish(grade_submission, args=[7], queue="q")
+        app.conf.task_always_eager, app.conf.broker_url = False, "amqp://guest@localhost//"
+        task_publish(grade_submission, args=[8], queue="q")
+    finally:
+        app.conf.task_always_eager, app.conf.broker_url = eager, url
+    assert sent == [(("args", [7]), ("queue", "q")), (("args", [8]), ("queue", "q"))]
+
+
+def test_while_a_drain_waits_more_submissions_send_no_second_one() -> None:
+    queue, flag = f"test-publish-{uuid.uuid4().hex[:8]}", f"test-flag-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(app.conf.broker_url)
+    try:
+        sent = [task_publish_once(grade_numeric, args=[], queue=queue, flag=flag, ttl_s=5) for _ in range(3)]
+        assert sent == [True, False, False] and client.llen(queue) == 1
+        assert 0 < client.ttl(flag) <= 5  # a lost message holds back the next one for a few seconds only
+        flag_clear(app, flag)  # the drain started: the next submission sends the next drain
+        assert task_publish_once(grade_numeric, args=[], queue=queue, flag=flag, ttl_s=5)
+        assert client.llen(queue) == 2
+        assert json.loads(client.lrange(queue, 0, 0)[0])["headers"]["task"] == "grader.grade_numeric"
+    finally:
+        client.delete(queue, flag)
