@@ -32,19 +32,16 @@ def _prefix() -> str:
     return f"metrics:{app.conf.task_default_queue}"
 
 
-def latency_commands(pipe: Any, *, lane: str, seconds: float) -> Any:
-    """Adds to a Redis pipeline the counting of one submission's submit → graded time in its lane."""
+def latency_commands(pipe: Any, *, lane: str, seconds: list[float]) -> Any:
+    """Adds to a Redis pipeline the counting of submissions' submit → graded times in their lane."""
     key = f"{_prefix()}:latency:{lane}"
-    bucket = next((f"in:{bound}" for bound in BUCKETS if seconds <= bound), "in:inf")  # summed when read
-    return pipe.hincrby(key, bucket, 1).hincrby(key, "count", 1).hincrbyfloat(key, "sum", seconds)
-
-
-def latency_observe(*, lane: str, seconds: float) -> None:
-    """Submit → graded time of one submission of a lane (numeric or code)."""
-    try:
-        latency_commands(_redis().pipeline(transaction=False), lane=lane, seconds=seconds).execute()
-    except Exception:
-        log.warning("metrics: could not record latency", exc_info=True)
+    buckets: dict[str, int] = {}
+    for value in seconds:
+        bucket = next((f"in:{bound}" for bound in BUCKETS if value <= bound), "in:inf")  # summed when read
+        buckets[bucket] = buckets.get(bucket, 0) + 1
+    for bucket, count in buckets.items():
+        pipe.hincrby(key, bucket, count)
+    return pipe.hincrby(key, "count", len(seconds)).hincrbyfloat(key, "sum", sum(seconds))
 
 
 def counter_increment(*, name: str, label: str) -> None:

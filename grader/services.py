@@ -262,7 +262,7 @@ def numeric_drain() -> int:
         log.warning("could not clear the drain flag", exc_info=True)
     finished, deadline = 0, time.monotonic() + DRAIN_SECONDS
     while True:
-        token, rows = _claim_batch(limit=DRAIN_BATCH)
+        token, rows = _claim_batch()
         if not rows:
             return finished
         done: list[Done] = []
@@ -278,24 +278,17 @@ def numeric_drain() -> int:
             return finished
 
 
-def _claim_batch(*, limit: int) -> tuple[uuid.UUID, list[Submission]]:
-    """Up to `limit` queued numeric rows that are due, oldest first, moved to running under one claim
-    token, and read as _grading_row reads one (rows of one assignment share its object)."""
+def _claim_batch() -> tuple[uuid.UUID, list[Submission]]:
+    """Up to DRAIN_BATCH queued numeric rows that are due, oldest first, moved to running under one
+    claim token, and read as _grading_row reads one (rows of one assignment share its object)."""
     token, now = uuid.uuid4(), _now()
-    due = Submission.objects.filter(status=Submission.Status.QUEUED, lane=NUMERIC, enqueued_at__lte=now)
-    picked = due.order_by("id").values("id")[:limit]
-    claim = {"status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
-    if connection.features.has_select_for_update_skip_locked:
-        with transaction.atomic():  # one statement; row locks make drains skip the rows another is taking
-            claimed = Submission.objects.filter(
-                id__in=Subquery(picked.select_for_update(skip_locked=True)), status=Submission.Status.QUEUED,
-            ).update(**claim)
-    else:  # SQLite: look without the write lock (most looks find nothing); the status check settles races
-        ids = list(picked.values_list("id", flat=True))
-        claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED).update(**claim) if ids else 0
+    if not _due.first(now=now):  # most looks find nothing: then no write (SQLite's lock) and no transaction
+        return token, []
+    with transaction.atomic():  # one statement; on PostgreSQL drains skip the rows another is taking
+        claimed = _claim_due(token=token, now=now)
     if not claimed:
         return token, []
-    rows: list[Submission] = list(_grading_rows().filter(claim=token).order_by("id"))
+    rows: list[Submission] = _claimed_rows(token=token)
     assignments: dict[int, Any] = {}
     for row in rows:
         if row.assignment_id not in assignments:
@@ -303,6 +296,30 @@ def _claim_batch(*, limit: int) -> tuple[uuid.UUID, list[Submission]]:
             assignments[row.assignment_id] = row.assignment
         row.assignment = assignments[row.assignment_id]
     return token, rows
+
+
+def _due_rows(now: datetime) -> QuerySet[Submission, dict[str, Any]]:
+    due = Submission.objects.filter(status=Submission.Status.QUEUED, lane=NUMERIC, enqueued_at__lte=now)
+    return due.order_by("id").values("id")[:DRAIN_BATCH]
+
+
+@prepared_query
+def _due(now: datetime) -> QuerySet[Submission, dict[str, Any]]:
+    return _due_rows(now)
+
+
+@prepared_update
+def _claim_due(token: uuid.UUID, now: datetime) -> tuple[QuerySet[Submission], dict[str, Any]]:
+    picked = _due_rows(now)
+    if connection.features.has_select_for_update_skip_locked:
+        picked = picked.select_for_update(skip_locked=True)
+    return Submission.objects.filter(id__in=Subquery(picked), status=Submission.Status.QUEUED), {
+        "status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
+
+
+@prepared_query
+def _claimed_rows(token: uuid.UUID) -> QuerySet[Submission]:
+    return _grading_rows().filter(claim=token).order_by("id")
 
 
 def _graded_or_handled(*, submission: Submission, token: uuid.UUID) -> tuple[Graded, Variant] | None:
@@ -379,26 +396,28 @@ def result_fields(*, submission: Submission, graded: Graded) -> dict[str, Any]:
 
 
 def _finish_graded(*, token: uuid.UUID, done: list[Done]) -> set[int]:
-    """Store the results of rows this claim still owns (with a code row's sandbox time, when given), in
-    one transaction; the ids it stored. A row the sweeper handed to another run keeps that run's result."""
+    """Store the results of the rows this claim still owns (with a code row's sandbox time, when given)
+    in one transaction; the ids it stored. `done` holds every row of the claim still running (the
+    others were requeued or marked as errors). A row the sweeper handed to another run keeps that
+    run's result."""
     if not done:
         return set()
     fields = {submission.id: result_fields(submission=submission, graded=graded)
               for submission, graded, _, _ in done}
     with transaction.atomic():
-        graded_at, owned = _now(), set()
-        for (variant_id, sandbox_seconds), ids in _by_update(done).items():
-            timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
-            changed = _owned_rows(ids=ids, token=token).update(
-                status=Submission.Status.GRADED, graded_at=graded_at, variant_id=variant_id, **timing)
-            if changed == len(ids):
-                owned.update(ids)
-            elif changed:  # the sweeper took some back (rare): which of them this run marked just now
-                owned.update(Submission.objects.filter(id__in=ids, claim=token, graded_at=graded_at)
-                             .values_list("id", flat=True))
+        graded_at = _now()
+        changed = _mark_graded(token=token, now=graded_at)
+        if changed == len(done):
+            owned = {submission.id for submission, *_ in done}
+        else:  # the sweeper took some back (rare): which of them this run marked just now
+            owned = set(Submission.objects.filter(claim=token, graded_at=graded_at).values_list("id", flat=True))
         mine = [item for item in done if item[0].id in owned]
         if not mine:
             return set()
+        for submission, _, variant, sandbox_seconds in mine:  # the reference changed since, or code: rare
+            if variant.id != submission.variant_id or sandbox_seconds is not None:
+                timing = {} if sandbox_seconds is None else {"sandbox_seconds": sandbox_seconds}
+                Submission.objects.filter(id=submission.id).update(variant_id=variant.id, **timing)
         Result.objects.bulk_create(  # one upsert: an earlier run's result is rewritten (idempotent)
             [Result(submission_id=submission.id, **fields[submission.id]) for submission, *_ in mine],
             update_conflicts=True, unique_fields=["submission"], update_fields=list(fields[mine[0][0].id]))
@@ -410,22 +429,18 @@ def _finish_graded(*, token: uuid.UUID, done: list[Done]) -> set[int]:
                 lms_user=getattr(submission, "from_lms", None)))
         transaction.on_commit(lambda: finished_announce(  # once readable; the latency metric in the same trip
             submission_ids=[submission.id for submission, *_ in mine],
-            then=lambda pipe: [latency_commands(pipe, lane=lane, seconds=seconds) for lane, seconds in latencies]))
+            then=lambda pipe: [latency_commands(pipe, lane=lane, seconds=[t for where, t in latencies if where == lane])
+                               for lane in {lane for lane, _ in latencies}]))
     for (submission, graded, *_), (_, seconds) in zip(mine, latencies, strict=True):
         _observe(submission=submission, graded=graded, seconds=seconds)
     return owned
 
 
-def _by_update(done: list[Done]) -> dict[tuple[int, float | None], list[int]]:
-    """Row ids grouped by what their UPDATE writes besides the status: the variant, the sandbox time."""
-    groups: dict[tuple[int, float | None], list[int]] = {}
-    for submission, _, variant, seconds in done:
-        groups.setdefault((variant.id, seconds), []).append(submission.id)
-    return groups
-
-
-def _owned_rows(*, ids: list[int], token: uuid.UUID) -> QuerySet[Submission]:
-    return Submission.objects.filter(id__in=ids, claim=token, status=Submission.Status.RUNNING)
+@prepared_update
+def _mark_graded(token: uuid.UUID, now: datetime) -> tuple[QuerySet[Submission], dict[str, Any]]:
+    """Every row of this claim still running, graded (the sweeper may have handed one to another run)."""
+    return Submission.objects.filter(claim=token, status=Submission.Status.RUNNING), {
+        "status": Submission.Status.GRADED, "graded_at": now}
 
 
 def _owned(*, submission_id: int, token: uuid.UUID) -> QuerySet[Submission]:

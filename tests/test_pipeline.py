@@ -60,9 +60,19 @@ def test_a_task_delivered_three_times_grades_once(live_db: None, worker: Any, st
 
 def test_a_burst_of_numeric_answers_is_graded_once_each(live_db: None, worker: Any, student: Person) -> None:
     """Thirty answers faster than one worker grades them: drains take them in batches, none twice or lost."""
+    from grader.metrics import metrics_text
+
+    def counted() -> float:
+        [line] = [line for line in metrics_text().splitlines()
+                  if line.startswith('grader_latency_seconds_count{lane="numeric"}')]
+        return float(line.split()[-1])
+
+    before = counted()
     values = [str(v) for v in range(3, 9)] * 5  # x.grad of positive-gradient is 7: one in six right
     sent = [submit(student, "positive-gradient", **{"x.grad": value}) for value in values]
     graded = wait_graded([s.id for s in sent])
+    time.sleep(0.5)  # the metric goes to Redis just after the results commit
+    assert counted() >= before + len(sent)  # each counted in the latency histogram of /metrics
     assert [g.result.score for g in sorted(graded, key=lambda g: g.id)] == [float(v == "7") for v in values]
     assert Result.objects.filter(submission__in=sent).count() == len(sent)
     assert {g.deliveries for g in graded} == {1}  # each claimed once

@@ -198,13 +198,13 @@ def test_a_row_waiting_out_a_sandbox_restart_is_not_drained_before_it_is_due(stu
 def test_a_drain_out_of_time_hands_the_rest_to_the_next_drain(
     student: Person, no_broker: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(services, "DRAIN_BATCH", 2)
     monkeypatch.setattr(services, "DRAIN_SECONDS", -1.0)  # past its time after the first batch
-    rows = [create(student, **{"x.grad": "7"}) for _ in range(3)]
+    rows = [create(student, **{"x.grad": "7"}) for _ in range(services.DRAIN_BATCH + 2)]
     no_broker.clear()
-    assert services.numeric_drain() == 2
-    assert no_broker == [0]  # the next drain asked for: the third row is not left to the sweeper
-    assert Submission.objects.get(id=rows[2].id).status == "queued"
+    assert services.numeric_drain() == services.DRAIN_BATCH
+    assert no_broker == [0]  # the next drain asked for: the last two are not left to the sweeper
+    assert [row.status for row in Submission.objects.filter(id__in=[r.id for r in rows[-3:]]).order_by("id")] == [
+        "graded", "queued", "queued"]
 
 
 def test_a_numeric_row_that_meets_a_sandbox_restart_waits_and_costs_nothing(
