@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from assignments.answer_grading import Graded, answers_grade, wrong_highlight
 from assignments.answer_parsing import answers_parse
@@ -234,6 +234,7 @@ def submission_grade(*, submission_id: int) -> None:
 DRAIN_BATCH = 8  # numeric rows claimed at once: one claim, one transaction for their results
 DRAIN_SECONDS = 3.0  # a drain claims no new batch after this long; it sends the next drain instead
 DRAIN_FLAG_S = 5  # a queued drain's flag lives this long, should its message be lost
+DRAIN_SLOW_S = 0.2  # a batch taking longer stores what it graded and gives back the rows not begun
 
 
 def numeric_drain() -> int:
@@ -265,27 +266,51 @@ def numeric_drain() -> int:
         token, rows = _claim_batch()
         if not rows:
             return finished
-        done: list[Done] = []
-        for row in rows:
-            with submission_context(row.id):  # what grading and the sandbox client log names the row
-                graded = _graded_or_handled(submission=row, token=token)
-            if graded is not None:
-                done.append((row, *graded, None))
-        _finish_graded(token=token, done=done)
-        finished += len(rows)
+        finished += _batch_graded(token=token, rows=rows)
         if time.monotonic() > deadline:  # leave the worker to other tasks; the next drain goes on
             _enqueue(0, NUMERIC)
             return finished
+
+
+def _batch_graded(*, token: uuid.UUID, rows: list[Submission]) -> int:
+    """Grade a claimed batch and store it; how many rows it finished. A row that grades slowly (a
+    formula checked in the sandbox, a new variant's reference run) does not hold up the rest: past
+    DRAIN_SLOW_S the rows graded so far are stored and those not begun are given back, for the
+    other worker process or this drain's next claim."""
+    done: list[Done] = []
+    started = time.monotonic()
+    for index, row in enumerate(rows):
+        with submission_context(row.id):  # what grading and the sandbox client log names the row
+            graded = _graded_or_handled(submission=row, token=token)
+        if graded is not None:
+            done.append((row, *graded, None))
+        rest = [later.id for later in rows[index + 1:]]
+        if rest and time.monotonic() - started > DRAIN_SLOW_S:
+            _give_back(token=token, ids=rest)  # first: storing marks every row of the claim still running
+            _finish_graded(token=token, done=done)
+            return index + 1
+    _finish_graded(token=token, done=done)
+    return len(rows)
+
+
+def _give_back(*, token: uuid.UUID, ids: list[int]) -> None:
+    """Claimed rows not begun, queued again as they were (their claim does not count as a delivery)."""
+    Submission.objects.filter(id__in=ids, claim=token, status=Submission.Status.RUNNING).update(
+        status=Submission.Status.QUEUED, claim=None, started_at=None, deliveries=F("deliveries") - 1)
 
 
 def _claim_batch() -> tuple[uuid.UUID, list[Submission]]:
     """Up to DRAIN_BATCH queued numeric rows that are due, oldest first, moved to running under one
     claim token, and read as _grading_row reads one (rows of one assignment share its object)."""
     token, now = uuid.uuid4(), _now()
-    if not _due.first(now=now):  # most looks find nothing: then no write (SQLite's lock) and no transaction
-        return token, []
-    with transaction.atomic():  # one statement; on PostgreSQL drains skip the rows another is taking
-        claimed = _claim_due(token=token, now=now)
+    claim = {"status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
+    if connection.features.has_select_for_update_skip_locked:  # PostgreSQL: skip the rows another drain takes
+        with transaction.atomic():  # the row locks hold until the claim commits
+            ids: list[int] = _due_locked(now=now)
+            claimed = Submission.objects.filter(id__in=ids).update(**claim) if ids else 0
+    else:  # SQLite: look without the write lock (most looks find nothing); the status check settles races
+        ids = _due(now=now)
+        claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED).update(**claim) if ids else 0
     if not claimed:
         return token, []
     rows: list[Submission] = _claimed_rows(token=token)
@@ -298,23 +323,19 @@ def _claim_batch() -> tuple[uuid.UUID, list[Submission]]:
     return token, rows
 
 
-def _due_rows(now: datetime) -> QuerySet[Submission, dict[str, Any]]:
+def _due_rows(now: datetime) -> QuerySet[Submission, int]:
     due = Submission.objects.filter(status=Submission.Status.QUEUED, lane=NUMERIC, enqueued_at__lte=now)
-    return due.order_by("id").values("id")[:DRAIN_BATCH]
+    return due.order_by("id").values_list("id", flat=True)[:DRAIN_BATCH]
 
 
 @prepared_query
-def _due(now: datetime) -> QuerySet[Submission, dict[str, Any]]:
+def _due(now: datetime) -> QuerySet[Submission, int]:
     return _due_rows(now)
 
 
-@prepared_update
-def _claim_due(token: uuid.UUID, now: datetime) -> tuple[QuerySet[Submission], dict[str, Any]]:
-    picked = _due_rows(now)
-    if connection.features.has_select_for_update_skip_locked:
-        picked = picked.select_for_update(skip_locked=True)
-    return Submission.objects.filter(id__in=Subquery(picked), status=Submission.Status.QUEUED), {
-        "status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
+@prepared_query
+def _due_locked(now: datetime) -> QuerySet[Submission, int]:
+    return _due_rows(now).select_for_update(skip_locked=True)
 
 
 @prepared_query

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
+from django.db import DatabaseError
 
 from config.structured_logging import submission_context
 from grader.services import bench_noop_finish, numeric_drain, submission_grade, submissions_sweep, sweep_defaults
@@ -20,10 +21,13 @@ def grade_submission(submission_id: int) -> None:
         submission_grade(submission_id=submission_id)
 
 
-@shared_task(name="grader.grade_numeric", **GRADING)
+@shared_task(name="grader.grade_numeric", autoretry_for=(DatabaseError,), retry_backoff=1, retry_backoff_max=30,
+             max_retries=8, **GRADING)
 def grade_numeric() -> int:
     """On the numeric lane's queue: grades queued numeric submissions in batches until none is left
-    (grader/services.py numeric_drain); each line it logs for a row names that submission."""
+    (grader/services.py numeric_drain); each line it logs for a row names that submission. The
+    database away (a restart): tried again after 1, 2, 4 … 30 s, since no new submission may come
+    to send the next drain (the sweeper would, after GRADER_SWEEP_QUEUED_AFTER)."""
     return numeric_drain()
 
 

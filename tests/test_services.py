@@ -226,3 +226,13 @@ def test_a_numeric_row_that_meets_a_sandbox_restart_waits_and_costs_nothing(
     assert submission.status == "queued" and submission.attempt == 1 and retried == [5.0]
     assert submission.enqueued_at is not None and submission.enqueued_at > services._now()
     assert services.numeric_drain() == 0  # not due yet: its own delayed task grades it then
+
+
+def test_rows_behind_a_slow_one_are_given_back_not_held(student: Person, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(services, "DRAIN_SLOW_S", -1.0)  # every row counts as slow: the rest go back each time
+    rows = [create(student, **{"x.grad": value}) for value in ("7", "4", "7")]
+    assert services.numeric_drain() == 3
+    graded = Submission.objects.filter(id__in=[row.id for row in rows])
+    assert {row.status for row in graded} == {"graded"}
+    assert {row.deliveries for row in graded} == {1}  # given back, not counted towards giving up on it
+    assert len({row.claim for row in graded}) == 3  # each stored as soon as it was graded
