@@ -35,8 +35,10 @@ def _redis(url: str) -> Any:
 
 def _lean(app: Any) -> bool:
     url = str(app.conf.broker_url or "")
-    prefixed = "global_keyprefix" in (app.conf.broker_transport_options or {})  # kombu would rename the key
-    return url.startswith(("redis://", "rediss://", "unix://")) and not app.conf.task_always_eager and not prefixed
+    # What kombu or Celery would do differently from this message: rename the key, prioritise, use TLS options.
+    plain = not (app.conf.broker_transport_options or {}).get("global_keyprefix") and not app.conf.broker_use_ssl \
+        and not app.conf.task_default_priority and not app.conf.task_queue_max_priority
+    return url.startswith(("redis://", "unix://")) and not app.conf.task_always_eager and plain
 
 
 def message(*, app: Any, task: Any, args: list[Any], queue: str, task_id: str | None = None) -> dict[str, Any]:

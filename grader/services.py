@@ -182,8 +182,8 @@ def _enqueue(submission_id: int, lane: str) -> None:
         else:
             task_publish(grade_submission, args=[submission_id], queue=queue_name(lane=lane))
     except Exception:  # broker down: the row stays queued and the sweeper re-enqueues it
-        log.exception("could not enqueue submission %s; the sweeper will retry", submission_id,
-                      extra={"submission_id": submission_id})
+        what = "wake a numeric drain" if lane == NUMERIC else f"enqueue submission {submission_id}"
+        log.exception("could not %s; the sweeper will retry", what, extra={"submission_id": submission_id or None})
 
 
 def _drain_flag(queue: str) -> str:
@@ -235,6 +235,7 @@ DRAIN_BATCH = 8  # numeric rows claimed at once: one claim, one transaction for 
 DRAIN_SECONDS = 3.0  # a drain claims no new batch after this long; it sends the next drain instead
 DRAIN_FLAG_S = 5  # a queued drain's flag lives this long, should its message be lost
 DRAIN_SLOW_S = 0.2  # a batch taking longer stores what it graded and gives back the rows not begun
+CLOCK_SLACK = timedelta(seconds=1)  # web and worker hosts' clocks may differ this much (a requeue waits ≥ 5 s)
 
 
 def numeric_drain() -> int:
@@ -261,12 +262,19 @@ def numeric_drain() -> int:
         flag_clear(app, _drain_flag(queue))
     except Exception:  # Redis unreachable: the flag expires by itself within DRAIN_FLAG_S
         log.warning("could not clear the drain flag", exc_info=True)
-    finished, deadline = 0, time.monotonic() + DRAIN_SECONDS
+    finished, deadline, invited = 0, time.monotonic() + DRAIN_SECONDS, False
     while True:
         token, rows = _claim_batch()
         if not rows:
             return finished
-        finished += _batch_graded(token=token, rows=rows)
+        if len(rows) == DRAIN_BATCH and not invited:  # a backlog: another worker process may join in
+            _enqueue(0, NUMERIC)
+            invited = True
+        try:
+            finished += _batch_graded(token=token, rows=rows)
+        except Exception:  # the database went away mid-batch: hand back what is left, not after 150 s
+            _give_back_quietly(token=token, ids=[row.id for row in rows])
+            raise
         if time.monotonic() > deadline:  # leave the worker to other tasks; the next drain goes on
             _enqueue(0, NUMERIC)
             return finished
@@ -293,24 +301,36 @@ def _batch_graded(*, token: uuid.UUID, rows: list[Submission]) -> int:
     return len(rows)
 
 
-def _give_back(*, token: uuid.UUID, ids: list[int]) -> None:
-    """Claimed rows not begun, queued again as they were (their claim does not count as a delivery)."""
+def _give_back(*, token: uuid.UUID, ids: list[int], counted: bool = False) -> None:
+    """Claimed rows still running, queued again; their claim does not count as a delivery unless
+    `counted` (after a failure, so that a row that keeps failing is given up on all the same)."""
     Submission.objects.filter(id__in=ids, claim=token, status=Submission.Status.RUNNING).update(
-        status=Submission.Status.QUEUED, claim=None, started_at=None, deliveries=F("deliveries") - 1)
+        status=Submission.Status.QUEUED, claim=None, started_at=None,
+        deliveries=F("deliveries") - (0 if counted else 1))
+
+
+def _give_back_quietly(*, token: uuid.UUID, ids: list[int]) -> None:
+    """_give_back after a failure, when the database may be gone: then the sweeper requeues them later."""
+    try:
+        _give_back(token=token, ids=ids, counted=True)
+    except Exception:
+        log.warning("could not give back claimed rows %s; the sweeper will requeue them", ids, exc_info=True)
 
 
 def _claim_batch() -> tuple[uuid.UUID, list[Submission]]:
     """Up to DRAIN_BATCH queued numeric rows that are due, oldest first, moved to running under one
     claim token, and read as _grading_row reads one (rows of one assignment share its object)."""
     token, now = uuid.uuid4(), _now()
+    due_by = now + CLOCK_SLACK  # a row the web stamped by a clock a little ahead is due all the same
     claim = {"status": Submission.Status.RUNNING, "claim": token, "started_at": now, "deliveries": F("deliveries") + 1}
     if connection.features.has_select_for_update_skip_locked:  # PostgreSQL: skip the rows another drain takes
         with transaction.atomic():  # the row locks hold until the claim commits
-            ids: list[int] = _due_locked(now=now)
+            ids: list[int] = _due_locked(now=due_by)
             claimed = Submission.objects.filter(id__in=ids).update(**claim) if ids else 0
-    else:  # SQLite: look without the write lock (most looks find nothing); the status check settles races
-        ids = _due(now=now)
-        claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED).update(**claim) if ids else 0
+    else:  # SQLite: look without the write lock (most looks find nothing); the checks again settle races
+        ids = _due(now=due_by)
+        claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED,
+                                            enqueued_at__lte=due_by).update(**claim) if ids else 0
     if not claimed:
         return token, []
     rows: list[Submission] = _claimed_rows(token=token)
@@ -340,7 +360,7 @@ def _due_locked(now: datetime) -> QuerySet[Submission, int]:
 
 @prepared_query
 def _claimed_rows(token: uuid.UUID) -> QuerySet[Submission]:
-    return _grading_rows().filter(claim=token).order_by("id")
+    return _grading_rows().filter(claim=token, status=Submission.Status.RUNNING).order_by("id")  # status: indexed
 
 
 def _graded_or_handled(*, submission: Submission, token: uuid.UUID) -> tuple[Graded, Variant] | None:
@@ -431,7 +451,8 @@ def _finish_graded(*, token: uuid.UUID, done: list[Done]) -> set[int]:
         if changed == len(done):
             owned = {submission.id for submission, *_ in done}
         else:  # the sweeper took some back (rare): which of them this run marked just now
-            owned = set(Submission.objects.filter(claim=token, graded_at=graded_at).values_list("id", flat=True))
+            owned = set(Submission.objects.filter(id__in=[row.id for row, *_ in done], claim=token,
+                                                  graded_at=graded_at).values_list("id", flat=True))
         mine = [item for item in done if item[0].id in owned]
         if not mine:
             return set()
@@ -444,17 +465,22 @@ def _finish_graded(*, token: uuid.UUID, done: list[Done]) -> set[int]:
             update_conflicts=True, unique_fields=["submission"], update_fields=list(fields[mine[0][0].id]))
         latencies = [(submission.lane, (graded_at - submission.created_at).total_seconds())
                      for submission, *_ in mine]
-        for submission, *_ in mine:
-            transaction.on_commit(functools.partial(  # the LMS gradebook (AGS)
-                lti_score_publish_later, submission_id=submission.id, student_id=submission.student_id,
-                lms_user=getattr(submission, "from_lms", None)))
         transaction.on_commit(lambda: finished_announce(  # once readable; the latency metric in the same trip
             submission_ids=[submission.id for submission, *_ in mine],
             then=lambda pipe: [latency_commands(pipe, lane=lane, seconds=[t for where, t in latencies if where == lane])
                                for lane in {lane for lane, _ in latencies}]))
+        for submission, *_ in mine:  # after the wake-ups: waiters need not wait for the LMS check
+            transaction.on_commit(functools.partial(  # the LMS gradebook (AGS)
+                _lti_publish, submission_id=submission.id, student_id=submission.student_id,
+                lms_user=getattr(submission, "from_lms", None)))
     for (submission, graded, *_), (_, seconds) in zip(mine, latencies, strict=True):
         _observe(submission=submission, graded=graded, seconds=seconds)
     return owned
+
+
+def _lti_publish(*, submission_id: int, student_id: int, lms_user: bool | None) -> None:
+    with submission_context(submission_id):  # what it logs names the submission, after the batch too
+        lti_score_publish_later(submission_id=submission_id, student_id=student_id, lms_user=lms_user)
 
 
 @prepared_update

@@ -66,15 +66,17 @@ def test_the_lean_publish_lands_on_the_queue_a_worker_reads() -> None:
 def test_eager_mode_and_other_brokers_go_through_apply_async(monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[tuple[Any, ...]] = []
     monkeypatch.setattr(grade_submission, "apply_async", lambda **kwargs: sent.append(tuple(kwargs.items())))
-    eager, url = app.conf.task_always_eager, app.conf.broker_url
+    eager, url, priority = app.conf.task_always_eager, app.conf.broker_url, app.conf.task_default_priority
     try:
         app.conf.task_always_eager = True
         task_publish(grade_submission, args=[7], queue="q")
         app.conf.task_always_eager, app.conf.broker_url = False, "amqp://guest@localhost//"
         task_publish(grade_submission, args=[8], queue="q")
+        app.conf.broker_url, app.conf.task_default_priority = url, 5  # kombu would pick another list
+        task_publish(grade_submission, args=[9], queue="q")
     finally:
-        app.conf.task_always_eager, app.conf.broker_url = eager, url
-    assert sent == [(("args", [7]), ("queue", "q")), (("args", [8]), ("queue", "q"))]
+        app.conf.task_always_eager, app.conf.broker_url, app.conf.task_default_priority = eager, url, priority
+    assert sent == [(("args", [n]), ("queue", "q")) for n in (7, 8, 9)]
 
 
 def test_while_a_drain_waits_more_submissions_send_no_second_one() -> None:

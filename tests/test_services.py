@@ -175,10 +175,12 @@ def _right(submission: Submission) -> bool:
     return bool(part["correct"])
 
 
-def test_a_drain_grades_every_queued_numeric_row_once_in_batches(student: Person) -> None:
+def test_a_drain_grades_every_queued_numeric_row_once_in_batches(student: Person, no_broker: list[int]) -> None:
     answers = ["7", "4", "7", "1", "7", "2", "7", "3", "7", "5"]  # right (7) and wrong x.grad in turn
     rows = [create(student, **{"x.grad": value}) for value in answers]
+    no_broker.clear()
     assert services.numeric_drain() == len(rows)
+    assert no_broker == [0]  # a full batch: a second drain invited, for another worker process to join
     assert [_right(row) for row in rows] == [value == "7" for value in answers]
     assert {row.status for row in rows} == {"graded"} and Result.objects.filter(submission__in=rows).count() == 10
     claims = Submission.objects.filter(id__in=[row.id for row in rows]).values_list("claim", flat=True)
@@ -202,7 +204,7 @@ def test_a_drain_out_of_time_hands_the_rest_to_the_next_drain(
     rows = [create(student, **{"x.grad": "7"}) for _ in range(services.DRAIN_BATCH + 2)]
     no_broker.clear()
     assert services.numeric_drain() == services.DRAIN_BATCH
-    assert no_broker == [0]  # the next drain asked for: the last two are not left to the sweeper
+    assert no_broker == [0, 0]  # another drain invited to the backlog, then the next one asked for on leaving
     assert [row.status for row in Submission.objects.filter(id__in=[r.id for r in rows[-3:]]).order_by("id")] == [
         "graded", "queued", "queued"]
 
@@ -236,3 +238,24 @@ def test_rows_behind_a_slow_one_are_given_back_not_held(student: Person, monkeyp
     assert {row.status for row in graded} == {"graded"}
     assert {row.deliveries for row in graded} == {1}  # given back, not counted towards giving up on it
     assert len({row.claim for row in graded}) == 3  # each stored as soon as it was graded
+
+
+def test_a_database_failure_mid_batch_hands_the_rows_back(student: Person, monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.db import DatabaseError
+
+    rows = [create(student, **{"x.grad": "7"}) for _ in range(3)]
+
+    def gone(**kwargs: Any) -> None:
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "_finish_graded", gone)
+    with pytest.raises(DatabaseError):  # the task retries it (grader/tasks.py)
+        services.numeric_drain()
+    again = Submission.objects.filter(id__in=[row.id for row in rows])
+    assert {(row.status, row.claim, row.deliveries) for row in again} == {("queued", None, 1)}  # not after 150 s
+
+
+def test_a_row_stamped_by_a_clock_slightly_ahead_is_due(student: Person) -> None:
+    ahead = create(student, **{"x.grad": "7"})
+    Submission.objects.filter(id=ahead.id).update(enqueued_at=services._now() + timedelta(seconds=0.5))
+    assert services.numeric_drain() == 1
