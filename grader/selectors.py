@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
-from assignments.models import Assignment, Membership, Part
+from assignments.models import Assignment, Extension, Membership, Part
 from assignments.variants import params_for_student
 from config.prepared import prefetched, prepared_query
 from grader.answer_key import AnswerKey, answer_key
@@ -132,7 +132,8 @@ def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
 
 def assignment_visible(*, user: User, slug: str) -> Assignment | None:
     """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
-    needs, without the per-student figures of a row."""
+    needs, without the per-student figures of a row. It carries `has_extension`: whether the user has
+    an extension on it (most have none: submitting then reads no extension)."""
     assignment: Assignment | None = _visible_by_slug.first(user_id=user.pk, slug=slug)
     if assignment is not None:
         assignment_parts_attach(assignment)
@@ -141,7 +142,8 @@ def assignment_visible(*, user: User, slug: str) -> Assignment | None:
 
 @prepared_query
 def _visible_by_slug(user_id: int, slug: str) -> QuerySet[Assignment]:
-    return _visible_to(user_id).filter(slug=slug)[:1]  # every submission asks
+    extension = Extension.objects.filter(assignment_id=OuterRef("pk"), student_id=user_id)
+    return _visible_to(user_id).annotate(has_extension=Exists(extension)).filter(slug=slug)[:1]  # every submission
 
 
 @prepared_query

@@ -95,3 +95,19 @@ def test_an_assignment_without_a_limit_of_its_own_keeps_the_students_overall_lim
         submission_create(student=student.user, assignment=assignment, answers={"x.grad": answer}, code={})
     with pytest.raises(PolicyError, match="at most 2 a minute"):
         submission_create(student=student.user, assignment=assignment, answers={"x.grad": "3"}, code={})
+
+
+def test_an_extension_counts_when_submitting_through_the_api(instructor: Any, student: Any) -> None:
+    """The API reads whether the student has an extension with the assignment: with one, its extra
+    attempt is there; without one, the limit holds."""
+    assignment = _assignment(max_attempts=1)
+    client, url = api(student), f"/api/v1/assignments/{assignment.slug}/submissions/"
+    assert client.post(url, {"answers": {"x.grad": "1"}}, format="json").status_code == 202
+    refused = client.post(url, {"answers": {"x.grad": "2"}}, format="json")
+    assert refused.status_code == 403 and "used all 1 attempts" in refused.json()["detail"]
+    response = logged_in(instructor).post(f"/staff/assignments/{assignment.slug}/extensions/",
+                                          {"username": student.user.username, "extra": "1"})
+    assert response.status_code == 302
+    assert client.post(url, {"answers": {"x.grad": "2"}}, format="json").status_code == 202
+    again = client.post(url, {"answers": {"x.grad": "3"}}, format="json")
+    assert again.status_code == 403 and "used all 2 attempts" in again.json()["detail"]
