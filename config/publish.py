@@ -41,7 +41,8 @@ def _lean(app: Any) -> bool:
     return url.startswith(("redis://", "unix://")) and not app.conf.task_always_eager and plain
 
 
-def message(*, app: Any, task: Any, args: list[Any], queue: str, task_id: str | None = None) -> dict[str, Any]:
+def message(*, app: Any, task: Any, args: list[Any], queue: str, task_id: str | None = None,
+            delivery_tag: str | None = None, reply_to: str | None = None) -> dict[str, Any]:
     """The protocol-2 message apply_async(args=args, queue=queue) sends for `task` through Redis."""
     task_id = task_id or str(uuid.uuid4())
     hard = task.time_limit if task.time_limit is not None else app.conf.task_time_limit
@@ -54,14 +55,14 @@ def message(*, app: Any, task: Any, args: list[Any], queue: str, task_id: str | 
         "headers": {
             "lang": "py", "task": task.name, "id": task_id, "shadow": None, "eta": None, "expires": None,
             "group": None, "group_index": None, "retries": 0, "timelimit": [hard, soft], "root_id": task_id,
-            "parent_id": None, "argsrepr": repr(list(args)), "kwargsrepr": "{}",
+            "parent_id": None, "argsrepr": repr(list(args)) if args else "()", "kwargsrepr": "{}",
             "origin": f"gen{os.getpid()}@{socket.gethostname()}", "ignore_result": bool(task.ignore_result),
             "replaced_task_nesting": 0, "stamped_headers": None, "stamps": {},
         },
         "properties": {
-            "correlation_id": task_id, "reply_to": str(app.thread_oid), "delivery_mode": 2,
+            "correlation_id": task_id, "reply_to": reply_to or str(app.thread_oid), "delivery_mode": 2,
             "delivery_info": {"exchange": "", "routing_key": queue}, "priority": 0, "body_encoding": "base64",
-            "delivery_tag": str(uuid.uuid4()),
+            "delivery_tag": delivery_tag or str(uuid.uuid4()),
         },
     }
 
@@ -97,9 +98,28 @@ def task_publish_once(task: Any, *, args: list[Any], queue: str, flag: str, ttl_
     url = str(app.conf.broker_url)
     if url not in _scripts:
         _scripts[url] = _redis(url).register_script(_ONCE)
-    sent = _scripts[url](keys=[flag, queue], args=[json.dumps(message(app=app, task=task, args=args, queue=queue)),
-                                                   ttl_s])
+    sent = _scripts[url](keys=[flag, queue], args=[_text(app=app, task=task, args=args, queue=queue), ttl_s])
     return bool(sent)
+
+
+# Stand-ins for what differs between messages of one template: ids, and the sending thread's oid.
+_ID, _TAG, _REPLY = ("00000000-0000-4000-8000-00000000001d", "00000000-0000-4000-8000-0000000000a9",
+                     "00000000-0000-4000-8000-0000000000c4")
+_templates: dict[tuple[str, str, str], str] = {}
+
+
+def _text(*, app: Any, task: Any, args: list[Any], queue: str) -> str:
+    """The message as JSON text: for arguments seen before (a drain has none), its template with fresh ids
+    put in, since only the ids differ; else built anew. At most a few dozen templates are kept."""
+    key = (task.name, queue, json.dumps(args))
+    template = _templates.get(key)
+    if template is None:
+        template = json.dumps(message(app=app, task=task, args=args, queue=queue, task_id=_ID, delivery_tag=_TAG,
+                                      reply_to=_REPLY))
+        if len(_templates) < 32:
+            _templates[key] = template
+    return template.replace(_ID, str(uuid.uuid4())).replace(_TAG, str(uuid.uuid4())).replace(
+        _REPLY, str(app.thread_oid))
 
 
 def flag_clear(app: Any, flag: str) -> None:

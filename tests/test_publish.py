@@ -92,3 +92,20 @@ def test_while_a_drain_waits_more_submissions_send_no_second_one() -> None:
         assert json.loads(client.lrange(queue, 0, 0)[0])["headers"]["task"] == "grader.grade_numeric"
     finally:
         client.delete(queue, flag)
+
+
+def test_drain_messages_from_the_template_are_apply_async_messages_with_fresh_ids() -> None:
+    queue, flag = f"test-publish-{uuid.uuid4().hex[:8]}", f"test-flag-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(app.conf.broker_url)
+    try:
+        for _ in range(2):
+            assert task_publish_once(grade_numeric, args=[], queue=queue, flag=flag, ttl_s=5)
+            flag_clear(app, flag)
+        sent = [json.loads(raw) for raw in client.lrange(queue, 0, -1)]
+    finally:
+        client.delete(queue, flag)
+    celery = _sent_by_celery(grade_numeric, [], queue)
+    assert all(_without_ids(one) == _without_ids(celery) for one in sent)
+    ids = {one["headers"]["id"] for one in sent} | {one["properties"]["delivery_tag"] for one in sent}
+    assert len(ids) == 4  # two messages, each with its own task id and delivery tag (kombu's unacked key)
+    assert {one["properties"]["reply_to"] for one in sent} == {str(app.thread_oid)}
