@@ -329,9 +329,13 @@ def _claim_batch() -> tuple[uuid.UUID, list[Submission]]:
             ids: list[int] = _due_locked(now=due_by)
             claimed = Submission.objects.filter(id__in=ids).update(**claim) if ids else 0
     else:  # SQLite: look without the write lock (most looks find nothing); the checks again settle races
-        ids = _due(now=due_by)
-        claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED,
-                                            enqueued_at__lte=due_by).update(**claim) if ids else 0
+        claimed = 0
+        for _ in range(3):  # rows seen but taken by another drain meanwhile: look again, there may be more
+            ids = _due(now=due_by)
+            claimed = Submission.objects.filter(id__in=ids, status=Submission.Status.QUEUED,
+                                                enqueued_at__lte=due_by).update(**claim) if ids else 0
+            if claimed or not ids:
+                break
     if not claimed:
         return token, []
     rows: list[Submission] = _claimed_rows(token=token)

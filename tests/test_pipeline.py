@@ -78,6 +78,37 @@ def test_a_burst_of_numeric_answers_is_graded_once_each(live_db: None, worker: A
     assert {g.deliveries for g in graded} == {1}  # each claimed once
 
 
+def test_two_drains_at_once_take_disjoint_rows(live_db: None, student: Person, monkeypatch: Any) -> None:
+    """Two worker processes draining the same backlog (SKIP LOCKED on PostgreSQL, the status check on
+    SQLite): every row graded by exactly one of them, none claimed twice."""
+    import threading
+
+    from django.db import connection
+
+    from grader import services
+
+    monkeypatch.setattr(services, "_enqueue", lambda *args: None)  # only these two drains grade
+    sent = [submit(student, "positive-gradient", **{"x.grad": str(3 + n % 6)}) for n in range(40)]
+    start, graded_by = threading.Barrier(2), []
+
+    def drain() -> None:
+        try:
+            start.wait()
+            graded_by.append(services.numeric_drain())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=drain) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sum(graded_by) == len(sent)
+    rows = Submission.objects.filter(id__in=[s.id for s in sent])
+    assert {(row.status, row.deliveries) for row in rows} == {("graded", 1)}
+    assert Result.objects.filter(submission__in=sent).count() == len(sent)
+
+
 def test_a_lost_broker_message_is_picked_up_by_the_sweeper(live_db: None, worker: Any, student: Person) -> None:
     assignment = Assignment.objects.get(slug="detach")
     submission = Submission.objects.create(  # as if the enqueue after commit never reached Redis
