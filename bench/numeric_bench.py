@@ -502,7 +502,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--postgres", action="store_true",
                         help="a private PostgreSQL cluster (initdb in a temp dir) instead of SQLite, as in production")
     parser.add_argument("--kind", choices=["numeric", "code"], default="numeric",
-                        help="numeric answers, or code parts run in the sandbox (targets p50 ≤ 150 ms, p95 ≤ 400 ms)")
+                        help="numeric answers, or code parts run in the sandbox (targets p50 ≤ 80 ms, p95 ≤ 200 ms)")
     args = parser.parse_args(argv)
     if args.kind == "code":
         WORK[:] = CODE_WORK
