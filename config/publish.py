@@ -73,7 +73,7 @@ def task_publish(task: Any, *, args: list[Any], queue: str) -> None:
     if not _lean(app):
         task.apply_async(args=args, queue=queue)
         return
-    _redis(str(app.conf.broker_url)).lpush(queue, json.dumps(message(app=app, task=task, args=args, queue=queue)))
+    _redis(str(app.conf.broker_url)).lpush(queue, _text(app=app, task=task, args=args, queue=queue))
 
 
 # SET flag NX EX ttl, and only if it was not set, LPUSH the message: one round trip, atomic.
@@ -105,19 +105,19 @@ def task_publish_once(task: Any, *, args: list[Any], queue: str, flag: str, ttl_
 # Stand-ins for what differs between messages of one template: ids, and the sending thread's oid.
 _ID, _TAG, _REPLY = ("00000000-0000-4000-8000-00000000001d", "00000000-0000-4000-8000-0000000000a9",
                      "00000000-0000-4000-8000-0000000000c4")
-_templates: dict[tuple[str, str, str], str] = {}
+_templates: dict[tuple[str, str], str] = {}
 
 
 def _text(*, app: Any, task: Any, args: list[Any], queue: str) -> str:
-    """The message as JSON text: for arguments seen before (a drain has none), its template with fresh ids
-    put in, since only the ids differ; else built anew. At most a few dozen templates are kept."""
-    key = (task.name, queue, json.dumps(args))
-    template = _templates.get(key)
+    """The message as JSON text. One without arguments (a drain) is the same every time but for its ids:
+    it comes from a template per task and queue with fresh ids put in. One with arguments (a submission's
+    id) is built anew: its template would never be used again."""
+    if args:
+        return json.dumps(message(app=app, task=task, args=args, queue=queue))
+    template = _templates.get((task.name, queue))
     if template is None:
-        template = json.dumps(message(app=app, task=task, args=args, queue=queue, task_id=_ID, delivery_tag=_TAG,
-                                      reply_to=_REPLY))
-        if len(_templates) < 32:
-            _templates[key] = template
+        template = _templates[(task.name, queue)] = json.dumps(message(
+            app=app, task=task, args=[], queue=queue, task_id=_ID, delivery_tag=_TAG, reply_to=_REPLY))
     return template.replace(_ID, str(uuid.uuid4())).replace(_TAG, str(uuid.uuid4())).replace(
         _REPLY, str(app.thread_oid))
 

@@ -1,12 +1,15 @@
-"""Helpers for the failure drills: a private redis-server and broker switching."""
+"""Helpers for the failure drills: a private redis-server, broker switching, concurrent callers."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+
+from django.db import connection
 
 from config.celery_app import app
 from grader.models import Submission
@@ -84,3 +87,19 @@ def _wait(predicate: object, message: str, timeout: float = 30) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(message)
+
+
+def at_once(target: Callable[[], None], count: int, timeout: float = 60) -> None:
+    """`target` run by `count` threads at the same time, each closing its own database connection."""
+
+    def run() -> None:
+        try:
+            target()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)

@@ -24,7 +24,7 @@ from conftest import Person, free_port, start_worker, stop_process
 from grader.models import Result, Submission
 from grader.services import submission_create, submissions_sweep
 from grader.tasks import grade_submission
-from tests.drills import PrivateRedis, broker, wait_graded
+from tests.drills import PrivateRedis, at_once, broker, wait_graded
 
 pytestmark = pytest.mark.integration
 
@@ -83,8 +83,6 @@ def test_two_drains_at_once_take_disjoint_rows(live_db: None, student: Person, m
     SQLite): every row graded by exactly one of them, none claimed twice."""
     import threading
 
-    from django.db import connection
-
     from grader import services
 
     monkeypatch.setattr(services, "_enqueue", lambda *args: None)  # only these two drains grade
@@ -92,17 +90,10 @@ def test_two_drains_at_once_take_disjoint_rows(live_db: None, student: Person, m
     start, graded_by = threading.Barrier(2), []
 
     def drain() -> None:
-        try:
-            start.wait()
-            graded_by.append(services.numeric_drain())
-        finally:
-            connection.close()
+        start.wait()
+        graded_by.append(services.numeric_drain())
 
-    threads = [threading.Thread(target=drain) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    at_once(drain, 2)
     assert sum(graded_by) == len(sent)
     rows = Submission.objects.filter(id__in=[s.id for s in sent])
     assert {(row.status, row.deliveries) for row in rows} == {("graded", 1)}
