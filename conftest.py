@@ -45,7 +45,7 @@ def sandbox_socket(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _spawn_sandbox(path: str) -> subprocess.Popen[bytes]:
     """Start on the first free range of seat uids: another test session may hold one."""
-    from assignments.reference import SANDBOX_PRELOAD
+    from grading.reference import SANDBOX_PRELOAD
     from sandbox.client import SandboxUnavailable
     from sandbox.launch import spawn_server
 

@@ -173,7 +173,7 @@ class Variant(models.Model):
 
     @property
     def cache_key(self) -> tuple[Any, ...] | None:
-        """Names this row's analyses for a process-wide cache (assignments/variants.py); None until computed.
+        """Names this row's analyses for a process-wide cache (grading/variants.py); None until computed.
         computed_at tells apart a row created again with the id of one a rolled-back preview made."""
         return (self.pk, self.reference_hash, self.computed_at) if self.computed_at is not None else None
 

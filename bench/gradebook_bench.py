@@ -34,7 +34,7 @@ ANSWERS = ["7", "4", "3", "12", "7.001", "-1"]  # right, the two missing paths, 
 def setup(workdir: Path) -> None:
     os.environ.update({"DATABASE_URL": f"sqlite:///{workdir / 'bench.sqlite3'}", "GRADER_RATE_LIMIT": "0",
                        "DJANGO_SETTINGS_MODULE": "config.settings",
-                       "GRADER_REFERENCE_RUNNER": "assignments.reference.SubprocessRunner"})
+                       "GRADER_REFERENCE_RUNNER": "grading.reference.SubprocessRunner"})
     os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(16).hex())  # nothing starts without one
     sys.path.insert(0, str(ROOT))
     import django
@@ -111,11 +111,11 @@ def regrade_figures(count: int) -> tuple[float, float, int, int]:
     from django.contrib.auth import get_user_model
 
     from assignments.models import Assignment, Course, Membership, Part
-    from assignments.variants import variant_get
     from courseops.models import Regrade
     from courseops.regrades import regrade_preview_compute
     from grader.models import Submission
     from grader.services import submission_grade
+    from grading.variants import variant_get
 
     course = Course.objects.create(slug="regrade", title="Regrade")
     assignment = Assignment.objects.create(course=course, slug="walkthrough", title="W", statement="s",

@@ -4,7 +4,7 @@ Numeric answers by default; `--kind code` sends code parts, which run in the san
 By default it starts its own stack on a fresh SQLite database, as the test fixtures do
 (migrate, load the catalog, a Celery worker on a private queue, the web server), and
 compares with a baseline: the same answers graded synchronously in-process with
-assignments.answer_grading. With --url and --token it measures a running server instead (poll
+grading.answer_grading. With --url and --token it measures a running server instead (poll
 timing only, no database figures).
 
     .venv/bin/python bench/numeric_bench.py --quick        # < 1 minute
@@ -236,10 +236,10 @@ def noop_floor(count: int, clients: int) -> tuple[list[float], float]:
     """A no-op Celery task's round trip through the same broker and database: a row created, a task
     sent, the worker writes graded_at. Latency per row (graded_at − created_at) and rows/s in a burst."""
     from assignments.models import Assignment
-    from assignments.variants import variant_get
     from grader.models import Submission
     from grader.services import BENCH_NOOP
     from grader.tasks import bench_noop
+    from grading.variants import variant_get
 
     assignment = Assignment.objects.get(slug="positive-gradient")
     student = Submission.objects.order_by("id").values_list("student_id", flat=True).first()
@@ -271,9 +271,9 @@ def noop_floor(count: int, clients: int) -> tuple[list[float], float]:
 
 def in_process_baseline(count: int) -> tuple[list[float], float]:
     """The same answers graded synchronously with the worker's engine: no HTTP, no broker, no polling."""
-    from assignments.answer_grading import answers_grade
     from assignments.models import Assignment
-    from assignments.variants import variant_get
+    from grading.answer_grading import answers_grade
+    from grading.variants import variant_get
 
     prepared = []
     for slug, payload in WORK:
@@ -399,7 +399,7 @@ def reference_sandbox() -> Iterator[None]:
     if not settings.GRADER_REFERENCE_RUNNER.endswith(".SandboxRunner"):
         yield
         return
-    from assignments.reference import SANDBOX_PRELOAD
+    from grading.reference import SANDBOX_PRELOAD
     from sandbox.client import SandboxUnavailable
     from sandbox.launch import spawn_server, stop_server
 

@@ -7,7 +7,7 @@ the preview URL over HTTP, as the page does (a private stack: gunicorn, a mainte
 worker, the warm sandbox, Redis, SQLite). The web request only queues a job; the worker stages
 the working copy, runs the reference, builds paths, the feedback space (formula parts run the
 evaluation points) and the graph picture. "Shown" is when the page's own polling (every
-assignments.views.jobs.POLL_MS) gets the finished preview; "ready" is the job's time in the
+authoring.job_views.POLL_MS) gets the finished preview; "ready" is the job's time in the
 worker's hands (created → finished). The baseline, measured in the same run, is a cold run of
 the same reference: a fresh `python -m chainrule.analysis.cli` (SubprocessRunner).
 Goal (issue 10): shown p50 <= 300 ms.
@@ -49,7 +49,7 @@ def edited(data: dict[str, Any], step: int) -> dict[str, Any]:
 
 def form_fields(data: dict[str, Any]) -> dict[str, str]:
     """The edit form's POST fields for this catalog data, as the browser sends them."""
-    from assignments.forms import DATETIME_FORMAT, initial_from_catalog
+    from authoring.forms import DATETIME_FORMAT, initial_from_catalog
 
     initial, parts = initial_from_catalog(data)
     post = {name: value.strftime(DATETIME_FORMAT) if isinstance(value, datetime) else
@@ -75,7 +75,7 @@ def logged_in(url: str, username: str) -> requests.Session:
 def preview_ms(session: requests.Session, url: str, slug: str, data: dict[str, Any]) -> tuple[float, float]:
     """(shown, ready) in ms: the page's polling sees it; the worker had it."""
     from assignments.models import AuthoringJob
-    from assignments.views.jobs import POLL_MS
+    from authoring.job_views import POLL_MS
 
     start = time.perf_counter()
     html = session.post(f"{url}/staff/assignments/{slug}/preview/", data=form_fields(data), timeout=60).text
@@ -95,7 +95,7 @@ def preview_ms(session: requests.Session, url: str, slug: str, data: dict[str, A
 
 def cold_ms(assignment: Any, data: dict[str, Any]) -> float:
     from assignments.part_config import reference_keys
-    from assignments.reference import SubprocessRunner
+    from grading.reference import SubprocessRunner
 
     keys = reference_keys([(p.key, p.kind_config) for p in assignment.parts.all()])
     start = time.perf_counter()
@@ -104,8 +104,8 @@ def cold_ms(assignment: Any, data: dict[str, Any]) -> float:
 
 
 def run(url: str, k: int) -> tuple[list[float], list[float], list[float]]:
-    from assignments.authoring import working_catalog
     from assignments.models import Assignment
+    from authoring.publishing import working_catalog
 
     session = logged_in(url, "bench-instructor")
     shown: list[float] = []

@@ -169,7 +169,7 @@ class Stack:
     def start_sandbox(self) -> None:
         from django.conf import settings
 
-        from assignments.reference import SANDBOX_PRELOAD
+        from grading.reference import SANDBOX_PRELOAD
         from sandbox.launch import spawn_server
 
         with open(LOGS / "drill-sandbox.log", "ab") as log:

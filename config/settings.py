@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "assignments",
+    "authoring",
     "grader",
     "courseops",
     "lti_tool",
@@ -149,8 +150,8 @@ CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "grading")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300)}
 
 # --- Grading ----------------------------------------------------------------
-# Dotted path of the backend that runs reference programs (see assignments/reference.py).
-GRADER_REFERENCE_RUNNER = envstr("GRADER_REFERENCE_RUNNER", "assignments.reference.SandboxRunner")
+# Dotted path of the backend that runs reference programs (see grading/reference.py).
+GRADER_REFERENCE_RUNNER = envstr("GRADER_REFERENCE_RUNNER", "grading.reference.SandboxRunner")
 GRADER_REFERENCE_TIMEOUT = envfloat("GRADER_REFERENCE_TIMEOUT", 60.0)
 GRADER_ANALYSIS_CACHE_SIZE = envint("GRADER_ANALYSIS_CACHE_SIZE", 128)  # parsed variant analyses kept per process
 GRADER_DEMO_COURSE = envstr("GRADER_DEMO_COURSE", "autograd-101")

@@ -8,7 +8,8 @@ from grader.metrics_view import metrics
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("grader.api.urls")),
-    path("staff/", include("assignments.urls")),
+    path("staff/", include("assignments.urls")),  # staff home, course pages
+    path("staff/", include("authoring.urls")),
     path("staff/", include("courseops.urls")),  # roster, gradebook, analytics, regrades
     path("lti/", include("lti.urls")),
     path("metrics", metrics, name="metrics"),

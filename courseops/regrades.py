@@ -18,12 +18,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from assignments.models import Assignment, Extension, Variant
-from assignments.reference import ReferenceError
-from assignments.variants import variant_ready
 from courseops.models import Regrade, ResultRevision
 from courseops.overrides import counted_score, document_with_overrides, overrides_of
 from grader.models import Result, Submission
 from grader.services import submission_regraded
+from grading.reference import ReferenceError
+from grading.variants import variant_ready
 
 log = logging.getLogger(__name__)
 SCORE_EPSILON = 1e-9
@@ -52,7 +52,7 @@ def regrade_request(*, assignment: Assignment, by: AbstractBaseUser, submission:
 
 def _enqueue(task_name: str, regrade_id: int) -> None:
     from config.celery_app import app
-    from config.lanes import MAINTENANCE, queue_name
+    from infra.lanes import MAINTENANCE, queue_name
 
     try:  # a regrade may grade a whole course: never in a numeric grader's turn
         app.send_task(task_name, args=[regrade_id], queue=queue_name(lane=MAINTENANCE))

@@ -20,10 +20,10 @@ from typing import Any
 from django.conf import settings
 from django.db.models import QuerySet, Sum
 
-from config.lanes import CODE, NUMERIC
-from config.prepared import prepared_query, prepared_update
 from grader.models import PENDING, Submission
 from grader.policy import _now
+from infra.lanes import CODE, NUMERIC
+from infra.prepared import prepared_query, prepared_update
 
 log = logging.getLogger(__name__)
 

@@ -57,8 +57,8 @@ def throttled_count(*, reason: str) -> None:
 
 def metrics_text() -> str:
     """The Prometheus text exposition of every metric."""
-    from config.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
     from grader.models import Submission
+    from infra.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
 
     lines: list[str] = []
     client = _redis()

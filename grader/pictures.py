@@ -14,12 +14,12 @@ from typing import Any
 
 from assignments.models import Part
 from assignments.part_config import reference_keys
-from assignments.variants import variant_analysis
 from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
 from chainrule.picture.labels import Reveal
 from grader.models import Submission
 from grader.selectors import User, expected_shown
+from grading.variants import variant_analysis
 
 
 def picture_reveal(*, submission: Submission, user: User) -> Reveal:

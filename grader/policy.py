@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from assignments.models import Assignment, Extension
-from config.prepared import prepared_query
+from infra.prepared import prepared_query
 
 
 def _now() -> datetime:

@@ -19,9 +19,6 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Extension, Membership, Part
-from assignments.variants import params_for_student
-from config.prepared import prefetched, prepared_query
-from grader.answer_key import AnswerKey, answer_key
 from grader.models import Result, Submission
 from grader.policy import (
     StudentPolicy,
@@ -32,6 +29,9 @@ from grader.policy import (
     is_opened,
     student_policy,
 )
+from grading.answer_key import AnswerKey, answer_key
+from grading.variants import params_for_student
+from infra.prepared import prefetched, prepared_query
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STUDENT_ERROR = "Grading failed for a reason on our side. This attempt was not counted; please submit again."

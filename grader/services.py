@@ -18,14 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
-from assignments.answer_grading import Graded, answers_grade, wrong_highlight
-from assignments.answer_parsing import answers_parse
 from assignments.models import Assignment, Extension, Membership, Variant
-from assignments.reference import ReferenceError
-from assignments.variants import params_for_student, variant_id_for, variant_ready
-from config.lanes import CODE, NUMERIC, queue_name
-from config.prepared import prepared_query, prepared_update
-from config.publish import flag_clear, task_publish, task_publish_once
 from config.structured_logging import submission_context
 from grader.fairness import held_release, lane_of, students_with_held
 from grader.finished import finished_announce
@@ -43,6 +36,13 @@ from grader.policy import (
     window_at,
 )
 from grader.selectors import assignment_parts_attach
+from grading.answer_grading import Graded, answers_grade, wrong_highlight
+from grading.answer_parsing import answers_parse
+from grading.reference import ReferenceError
+from grading.variants import params_for_student, variant_id_for, variant_ready
+from infra.fast_publish import flag_clear, task_publish, task_publish_once
+from infra.lanes import CODE, NUMERIC, queue_name
+from infra.prepared import prepared_query, prepared_update
 from lti.scores import lms_user_exists, lti_score_publish_later
 
 log = logging.getLogger(__name__)
@@ -386,7 +386,7 @@ def _graded_or_handled(*, submission: Submission, token: uuid.UUID) -> tuple[Gra
 
 def _grading_row(*, submission_id: int) -> Submission:
     """The submission with what grading reads, in two queries: its assignment (without the draft) and
-    parts, its variant without the analyses (parsed once per process, assignments/variants.py), and
+    parts, its variant without the analyses (parsed once per process, grading/variants.py), and
     whether the student has an extension or came from an LMS (most have neither: no further query)."""
     submission: Submission | None = _for_grading.first(submission_id=submission_id)
     if submission is None:

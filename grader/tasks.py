@@ -39,8 +39,8 @@ def sweep_submissions() -> int:
 
 @shared_task(name="grader.warm_variant", acks_late=True, soft_time_limit=50, time_limit=60)
 def warm_variant(assignment_id: int, student_id: int) -> None:
-    """Sent to the maintenance queue (grader/answer_key.py): a student's variant for the answer key."""
-    from grader.answer_key import variant_warm
+    """Sent to the maintenance queue (grading/answer_key.py): a student's variant for the answer key."""
+    from grading.answer_key import variant_warm
 
     variant_warm(assignment_id=assignment_id, student_id=student_id)
 

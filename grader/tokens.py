@@ -30,7 +30,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
-from config.prepared import prepared_query
+from infra.prepared import prepared_query
 
 log = logging.getLogger(__name__)
 KEYWORD = "Token"

@@ -17,7 +17,6 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
-from assignments.answer_parsing import AnswerErrors
 from grader.finished import submission_waited
 from grader.forms import ACCEPTED_FORMATS, AnswerForm
 from grader.models import PENDING, Submission
@@ -36,6 +35,7 @@ from grader.selectors import (
     viewer_is_staff,
 )
 from grader.services import submission_create
+from grading.answer_parsing import AnswerErrors
 
 HISTORY_LIMIT = 200
 PAGE_WAIT_S = 5.0  # a status poll waits this long for grading before answering "still pending"

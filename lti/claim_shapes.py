@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from assignments.nested_data import HAS_NUL, TOO_DEEP, nested_nul_problem
+from infra.nested_data import HAS_NUL, TOO_DEEP, nested_nul_problem
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"

@@ -70,7 +70,7 @@ def publish_page(client: Client, slug: str, post: dict[str, Any] | None = None) 
 
 
 def job_fragment(client: Client, job_id: int) -> str:
-    from assignments.authoring_jobs import job_run
+    from authoring.jobs import job_run
 
     job_run(job_id=job_id)
     return client.get(f"/staff/jobs/{job_id}/", headers={"HX-Request": "true"}).content.decode()

@@ -252,7 +252,7 @@ def test_the_feedback_space_covers_formula_parts_and_says_what_it_is_for_code(in
 
 def test_the_feedback_space_lists_each_answer_and_message_once() -> None:
     """Two slips giving the same number are told alike: the preview listed that row twice."""
-    from assignments.feedback_space import Mistake, _distinct
+    from authoring.feedback_space import Mistake, _distinct
 
     rows = [Mistake(0.54, "wrong local derivative", "m"), Mistake(0.54, "wrong local derivative", "m"),
             Mistake(0.54, "forward value", "other"), Mistake(-1.08, "sign error", "m")]

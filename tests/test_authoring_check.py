@@ -11,10 +11,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from assignments.models import Assignment, Course
-from assignments.spec import spec_from_file
-from assignments.variants import variant_get, variant_points
-from assignments.vetting import assignment_vet
+from authoring.vetting import assignment_vet
+from catalog.spec import spec_from_file
 from chainrule.evaluation_points import kink_sides
+from grading.variants import variant_get, variant_points
 
 pytestmark = pytest.mark.django_db
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from assignments.answer_grading import answers_grade
-from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment
-from assignments.variants import variant_get
 from grader.forms import AnswerForm
+from grading.answer_grading import answers_grade
+from grading.answer_parsing import AnswerErrors, answers_parse
+from grading.variants import variant_get
 
 pytestmark = pytest.mark.django_db
 FACTORS = ["x → mul → add → z (first factor)", "x → mul → add → z (second factor)"]

@@ -14,8 +14,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from assignments.authoring_jobs import job_run
 from assignments.models import Assignment, AssignmentVersion, AuthoringJob
+from authoring.jobs import job_run
 from tests.authoring_forms import GOOD_REFERENCE, WALKTHROUGH_REFERENCE, form_post, job_id_in
 from tests.clients import logged_in
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from assignments import authoring
 from assignments.models import Assignment
 from assignments.services import course_demo
+from authoring import publishing
 from grader.policy import PolicyError, window_at
 from grader.services import submission_create
 from tests.clients import api, logged_in
@@ -25,7 +25,7 @@ def _assignment(**policy: Any) -> Assignment:
     data = {"slug": slug, "title": "Policy", "statement": "Secret statement $z = 3x^2$", "reference": REFERENCE,
             "params": {"x0": 1.5}, "policy": {"counts": "best", "late_penalty": [[0, 0.5]], **policy},
             "parts": [{"key": "x.grad", "hint": "Power rule, times three."}]}
-    assignment = authoring.assignment_create(course=course_demo(), data=data)
+    assignment = publishing.assignment_create(course=course_demo(), data=data)
     Assignment.objects.filter(pk=assignment.pk).update(published=True)
     assignment.refresh_from_db()
     return assignment

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from assignments.answer_grading import answers_grade
-from assignments.catalog_export import course_files, files_zip
 from assignments.models import Assignment, Course, Variant
 from assignments.services import course_demo
-from assignments.variants import variant_get
+from catalog.export import course_files, files_zip
 from grader.models import Submission
+from grading.answer_grading import answers_grade
+from grading.variants import variant_get
 from tests.seed_answers import CODE, FORMULAS, NUMERIC
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from assignments.models import Assignment
-from assignments.variants import params_for_student, variant_get
 from chainrule.picture.graph import MISSING, WRONG
+from grading.variants import params_for_student, variant_get
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, OUTPUT, log_in
 
 SVG = "{http://www.w3.org/2000/svg}"

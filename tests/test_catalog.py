@@ -9,7 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from assignments.models import Assignment, Part
-from assignments.spec import CatalogError, spec_from_data
+from catalog.errors import CatalogError
+from catalog.spec import spec_from_data
 
 SEED_SLUGS = {
     "positive-gradient", "negative-gradient", "dead-relu", "multiple-paths", "accumulation",

@@ -203,9 +203,9 @@ def test_validating_a_hostile_formula_is_bounded_work_without_sympy() -> None:
 
 
 def test_a_formula_too_complex_for_sympy_is_feedback_from_a_limited_sandbox_job(sandbox_socket: str) -> None:
-    from assignments.formula_check import formula_equivalence_check
     from chainrule.answers.formula_grading import grade_symbolic
     from chainrule.tests.point_analyses import seed_analyses, seed_points
+    from grading.formula_check import formula_equivalence_check
 
     points = [point for point in seed_points("visual-walkthrough") if point["y0"] > 0]
     # Right at every point (the added term is 0), but SymPy must build the hostile term to see that.
@@ -279,8 +279,8 @@ def test_every_code_part_of_a_submission_runs_in_one_sandbox_job(sandbox_socket:
 
 def test_two_wrong_return_values_are_each_named_once() -> None:
     """'your dL_dw: Your dL_dw is …' named each value twice in one paragraph."""
-    from assignments.code_parts import combined_diagnosis
     from chainrule import Diagnosis
+    from grading.code_parts import combined_diagnosis
 
     wrong = {key: Diagnosis(key, False, "unknown", [], f"Your {name} is off.", detail={"subject": name})
              for key, name in (("w.grad", "dL_dw"), ("b.grad", "dL_db"))}

@@ -189,7 +189,7 @@ def per_kind(cases: list[Case]) -> str:
 def check_case_files(assignments: Path, cases_folder: Path, minimum: int) -> None:
     """Every assignment parses, has a case file and is named after its slug; every case names
     a part and is well formed (a known kind, a mistake, an edge or paths where its kind names one)."""
-    from assignments.spec import spec_from_file
+    from catalog.spec import spec_from_file
 
     specs = {spec.slug: spec for spec in map(spec_from_file, sorted(assignments.glob("*.toml")))}
     assert len(specs) >= minimum, sorted(specs)
@@ -291,9 +291,9 @@ def test_every_message_keeps_the_words_rules(graded: list[Case]) -> None:
 def students_view() -> tuple[dict[str, Any], dict[str, Any]]:
     """Per assignment (seed catalog and corpus): what the student sees, and the seed analysis."""
     from assignments.models import Assignment
-    from assignments.spec import spec_from_file
-    from assignments.variants import variant_get
+    from catalog.spec import spec_from_file
     from chainrule import Analysis
+    from grading.variants import variant_get
     from tests.message_words import seen_by_student
 
     files = [*sorted((Path(__file__).parents[1] / "assignments" / "catalog").glob("*.toml")),

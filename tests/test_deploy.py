@@ -41,7 +41,7 @@ def test_the_sandbox_service_preloads_and_exposes_modules_that_exist() -> None:
 
 def test_one_worker_service_consumes_each_lane_and_every_command_names_real_code() -> None:
     from config.celery_app import app
-    from config.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
+    from infra.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
 
     assert "CELERY_QUEUE" not in SERVICES["web"]["environment"]  # so the default queue's name is used
     session_queue, app.conf.task_default_queue = app.conf.task_default_queue, "grading"  # a test session has its own

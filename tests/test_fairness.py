@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from assignments.models import Assignment
-from config import lanes
 from conftest import Person
 from grader import fairness, services
 from grader.models import Submission
 from grader.policy import RateLimited
+from infra import lanes
 from tests.drills import wait_graded
 
 LOOP = "def grad_z(x, y):\n    while True:\n        pass\n"

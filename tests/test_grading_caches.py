@@ -11,14 +11,15 @@ import pytest
 from django.db import transaction
 from lti_tool.models import LtiRegistration, LtiUser
 
-from assignments import variants
-from assignments.answer_grading import answers_grade
 from assignments.models import Assignment, Variant
-from assignments.services import assignment_upsert, course_demo
-from assignments.spec import spec_from_data
+from assignments.services import course_demo
+from catalog.spec import spec_from_data
+from catalog.upsert import assignment_upsert
 from conftest import Person
 from grader import services
 from grader.models import Submission
+from grading import variants
+from grading.answer_grading import answers_grade
 from lti import scores
 from tests.seed_answers import FORMULAS, NUMERIC
 

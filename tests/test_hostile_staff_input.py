@@ -15,9 +15,9 @@ import pytest
 from axes.models import AccessAttempt
 from django.test import Client
 
-from assignments.authoring_jobs import job_run
 from assignments.models import Assignment, Course, Extension
 from assignments.services import membership_set
+from authoring.jobs import job_run
 from courseops.models import ScoreOverride
 from tests.authoring_forms import form_post
 from tests.clients import api, logged_in
@@ -173,7 +173,7 @@ def test_an_import_that_is_deep_nul_a_zip_bomb_or_unreadable_is_refused_with_a_m
 def test_a_zip_entry_is_inflated_only_as_far_as_its_header_claims() -> None:
     """The header says 100 bytes, the stream inflates to 200 MB: archive.read() built all 200 MB in the web
     process (2 GB and 7 s for a 2 GB stream) before cutting it to 100; read a chunk at a time, it never does."""
-    from assignments.uploads import uploaded_files
+    from catalog.uploads import uploaded_files
 
     upload = io.BytesIO(_lying_zip(200_000_000, 100))
     upload.name, upload.size = "bomb.zip", len(upload.getvalue())  # type: ignore[attr-defined]
@@ -313,7 +313,7 @@ def test_a_staff_list_filter_it_cannot_read_is_a_400_not_the_whole_list(known: K
 
 def test_a_file_that_trips_a_bug_is_refused_alone_and_the_others_are_reported(
         known: KnownCourse, teacher: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import assignments.authoring_runs as runs
+    import authoring.runs as runs
 
     real = runs.catalog_file_load
 

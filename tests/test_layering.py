@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ABOVE = ("grader", "courseops", "lti")  # apps that depend on assignments, never the other way
-DOTTED_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # "assignments.reference.SandboxRunner"
+DOTTED_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")  # "grading.reference.SandboxRunner"
 
 
 def _imported_modules(source: str) -> list[tuple[int, str]]:

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from assignments.models import Assignment
-from assignments.services import assignment_upsert, course_demo
-from assignments.spec import spec_from_data
+from assignments.services import course_demo
+from catalog.spec import spec_from_data
+from catalog.upsert import assignment_upsert
 from conftest import Person, free_port, start_worker, stop_process
 from grader.models import Result, Submission
 from grader.services import submission_create, submissions_sweep

@@ -1,4 +1,4 @@
-"""Prepared queries (config/prepared.py): compiled once, they must read and write exactly what the
+"""Prepared queries (infra/prepared.py): compiled once, they must read and write exactly what the
 ordinary queryset would, for any values, and refuse a queryset whose SQL depends on its values."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from assignments.models import Assignment, Membership, Part
-from config.prepared import PreparedError, PreparedQuery, prefetched, prepared_query, prepared_update
 from grader.models import Submission
 from grader.selectors import submission_visible
+from infra.prepared import PreparedError, PreparedQuery, prefetched, prepared_query, prepared_update
 from tests.clients import api
 
 

@@ -1,4 +1,4 @@
-"""The one-LPUSH task publisher (config/publish.py) sends what Celery's apply_async sends.
+"""The one-LPUSH task publisher (infra/fast_publish.py) sends what Celery's apply_async sends.
 
 A worker decodes both the same way only if every header and property it reads is there with the
 same meaning; these compare the two messages key by key (ids aside) on a real Redis, and a real
@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from config.celery_app import app
-from config.publish import flag_clear, message, task_publish, task_publish_once
 from grader.tasks import grade_numeric, grade_submission, warm_variant
+from infra.fast_publish import flag_clear, message, task_publish, task_publish_once
 
 IDS = ("id", "root_id", "correlation_id", "delivery_tag", "origin", "reply_to")
 

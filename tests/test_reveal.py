@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from assignments import authoring
 from assignments.models import Assignment, Extension
 from assignments.services import course_demo
+from authoring import publishing
 from grader.models import Submission
 from grader.services import submission_create, submission_grade
 from tests.clients import api, keys_anywhere, logged_in
@@ -27,7 +27,7 @@ def _assignment(**policy: Any) -> Assignment:
     data = {"slug": f"reveal-{uuid.uuid4().hex[:6]}", "title": "Reveal", "statement": "Find x.grad.",
             "reference": REFERENCE, "params": {"x0": 1.5}, "policy": {"counts": "best", "late_penalty": [], **policy},
             "parts": [{"key": "x.grad"}]}
-    assignment = authoring.assignment_create(course=course_demo(), data=data)
+    assignment = publishing.assignment_create(course=course_demo(), data=data)
     Assignment.objects.filter(pk=assignment.pk).update(published=True)
     assignment.refresh_from_db()
     return assignment
@@ -150,7 +150,7 @@ def test_never_reveals_even_after_everything_closed(monkeypatch: pytest.MonkeyPa
 ])
 def test_vetting_names_a_reveal_that_leaks_to_late_submitters_or_never_happens(policy: dict[str, Any],
                                                                              problem: str | None) -> None:
-    from assignments.policy_vetting import policy_reasons
+    from authoring.policy_vetting import policy_reasons
 
     due = timezone.now()
     dates = {"due": due, "later": due + timedelta(days=1)}
@@ -166,7 +166,7 @@ def test_a_student_who_never_submitted_gets_their_own_answers_computed_by_a_work
                                                                                   student: Any) -> None:
     import time
 
-    from assignments.variants import params_for_student
+    from grading.variants import params_for_student
 
     past = timezone.now() - timedelta(hours=1)
     assignment = _assignment(due_at=past, closes_at=past, reveal="after_due")

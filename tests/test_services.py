@@ -87,8 +87,9 @@ def test_a_running_row_of_a_dead_worker_is_queued_again(student: Person, no_brok
 
 
 def test_a_changed_reference_grades_with_the_new_program_and_keeps_caches_apart(student: Person) -> None:
-    from assignments.services import assignment_upsert, course_demo
-    from assignments.spec import spec_from_data
+    from assignments.services import course_demo
+    from catalog.spec import spec_from_data
+    from catalog.upsert import assignment_upsert
 
     def upsert(program: str) -> Assignment:
         data = {"slug": "changing", "title": "T", "statement": "s", "params": {"x0": 2.0},
@@ -135,8 +136,9 @@ def test_the_score_that_counts_follows_the_policy(student: Person, counts: str, 
 
 
 def test_a_student_sees_and_is_graded_at_their_own_drawn_values(student: Person) -> None:
-    from assignments.services import assignment_upsert, course_demo
-    from assignments.spec import spec_from_data
+    from assignments.services import course_demo
+    from catalog.spec import spec_from_data
+    from catalog.upsert import assignment_upsert
 
     data = {"slug": "drawn", "title": "T", "statement": "Take $x = 2$.", "params": {"x0": 2},
             "variants": {"x0": {"min": 10, "max": 90}},
@@ -159,7 +161,7 @@ def create_for(person: Person, slug: str, answers: dict[str, str]) -> Submission
 def test_drawn_values_keep_the_type_and_shape_of_the_defaults() -> None:
     import random
 
-    from assignments.variants import _draw
+    from grading.variants import _draw
 
     rng = random.Random(1)
     assert isinstance(_draw(rng, {"min": 1, "max": 4}, 2.0), float)
@@ -212,8 +214,8 @@ def test_a_drain_out_of_time_hands_the_rest_to_the_next_drain(
 def test_a_numeric_row_that_meets_a_sandbox_restart_waits_and_costs_nothing(
     student: Person, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assignments.reference import ReferenceError as SandboxError
     from grader import tasks
+    from grading.reference import ReferenceError as SandboxError
 
     retried: list[tuple[Any, ...]] = []
     monkeypatch.setattr(tasks.grade_submission, "apply_async", lambda **kwargs: retried.append(kwargs["countdown"]))

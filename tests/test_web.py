@@ -221,7 +221,7 @@ def test_the_lti_endpoints_answer_head_as_they_answer_get(client: Client, path: 
 
 @pytest.mark.django_db
 def test_healthz_names_an_unreachable_sandbox(client: Client, settings: Any, tmp_path: Any) -> None:
-    settings.GRADER_REFERENCE_RUNNER = "assignments.reference.SandboxRunner"
+    settings.GRADER_REFERENCE_RUNNER = "grading.reference.SandboxRunner"
     settings.SANDBOX_SOCKET = str(tmp_path / "nobody-listens.sock")
     response = client.get("/healthz")
     assert response.json()["sandbox"].startswith("unreachable")

@@ -16,7 +16,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from assignments.nested_data import TOO_DEEP, nested_problem
+from infra.nested_data import TOO_DEEP, nested_problem
 
 MAX_BODY_BYTES = 2 * 1024 * 1024  # 50 code parts of 20,000 characters fit, with room for escapes
 MAX_DEPTH = 8  # the submission body is {"answers": {key: text}, "code": {key: source}}

@@ -15,8 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from assignments.answer_parsing import AnswerErrors
-from grader.answer_key import answer_key_svg
+from courseops.api import STAFF_FILTERS, staff_submissions
 from grader.api.parsers import BoundedJSONParser, flat_errors
 from grader.api.serializers import (
     AssignmentDetailSerializer,
@@ -27,7 +26,6 @@ from grader.api.serializers import (
     SubmissionCreateSerializer,
     SubmissionSerializer,
 )
-from grader.api.staff_views import STAFF_FILTERS, staff_submissions
 from grader.finished import MAX_WAIT_S, submission_waited
 from grader.headers import frame_ancestors
 from grader.models import FINISHED, Submission
@@ -47,6 +45,8 @@ from grader.selectors import (
     viewer_is_staff,
 )
 from grader.services import AlreadySubmitted, submission_create
+from grading.answer_key import answer_key_svg
+from grading.answer_parsing import AnswerErrors
 
 HISTORY_LIMIT = 200
 IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,64}")

@@ -12,12 +12,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assignments.answer_grading import answers_grade, graded_svg
-from assignments.answer_parsing import AnswerErrors, answers_parse
 from assignments.models import Assignment
-from assignments.reference import ReferenceError
-from assignments.variants import variant_analysis, variant_get
 from grader.feedback_text import document_as_text
+from grading.answer_grading import answers_grade, graded_svg
+from grading.answer_parsing import AnswerErrors, answers_parse
+from grading.reference import ReferenceError
+from grading.variants import variant_analysis, variant_get
 
 MAX_ARG = 100_000
 

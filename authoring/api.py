@@ -1,0 +1,132 @@
+"""The authoring API: list, create, update and publish assignments as catalog TOML. Course-scoped
+like the pages (assignments.access): an instructor of another course gets 404, a TA or student of
+the course 403. Vetting runs the reference, so publishing is an authoring job a worker runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404
+from assignments.models import Assignment, AuthoringJob
+from authoring import publishing
+from authoring.api_serializers import (
+    AuthoredAssignmentSerializer,
+    AuthoredDetailSerializer,
+    AuthoringJobSerializer,
+    PublishSerializer,
+    TomlSerializer,
+)
+from authoring.jobs import PENDING, job_for_requester_or_404, job_request
+from catalog.errors import CatalogError
+from catalog.export import catalog_toml
+from catalog.spec import catalog_data
+from courseops.api import STAFF_ONLY
+from grader.api.parsers import BoundedJSONParser, flat_errors
+from grader.api.serializers import DetailSerializer, ErrorsSerializer
+from grader.api.waiting import row_waited
+
+BAD_TOML = {400: OpenApiResponse(ErrorsSerializer, description="field → problem, nothing written")}
+
+
+def _row(assignment: Assignment) -> dict[str, Any]:
+    return {"slug": assignment.slug, "title": assignment.title, "course": assignment.course,
+            "published": assignment.published, "version": assignment.version,
+            "has_draft": assignment.draft is not None, "archived": assignment.archived_at is not None}
+
+
+def _detail(assignment: Assignment) -> dict[str, Any]:
+    return {**_row(assignment), "toml": catalog_toml(data=publishing.working_catalog(assignment=assignment))}
+
+
+def _catalog(request: Request) -> dict[str, Any]:
+    """The body's TOML as catalog data. Raises CatalogError."""
+    body = TomlSerializer(data=request.data)
+    if not body.is_valid():
+        raise CatalogError("request", "toml", " ".join(str(e) for e in body.errors.get("toml", ["is required"])))
+    return catalog_data("request", body.validated_data["toml"].encode("utf-8"))
+
+
+def _errors(exc: CatalogError) -> Response:
+    return Response({"errors": {exc.field: exc.problem}}, status=status.HTTP_400_BAD_REQUEST)
+
+
+class AuthoredCollection(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(responses={200: AuthoredAssignmentSerializer(many=True), **STAFF_ONLY},
+                   summary="The course's assignments, drafts and archived ones included (instructors)")
+    def get(self, request: Request, course: str) -> Response:
+        found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
+        rows = [_row(a) for a in found.assignments.select_related("course").order_by("slug")]
+        return Response(AuthoredAssignmentSerializer(rows, many=True).data)
+
+    @extend_schema(request=TomlSerializer, responses={201: AuthoredDetailSerializer, **BAD_TOML, **STAFF_ONLY},
+                   summary="Create an unpublished assignment from catalog TOML")
+    def post(self, request: Request, course: str) -> Response:
+        found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
+        try:
+            assignment = publishing.assignment_create(course=found, data=_catalog(request))
+        except CatalogError as exc:
+            return _errors(exc)
+        return Response(AuthoredDetailSerializer(_detail(assignment)).data, status=status.HTTP_201_CREATED)
+
+
+class AuthoredDetail(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(responses={200: AuthoredDetailSerializer, **STAFF_ONLY})
+    def get(self, request: Request, slug: str) -> Response:
+        assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
+        return Response(AuthoredDetailSerializer(_detail(assignment)).data)
+
+    @extend_schema(request=TomlSerializer, responses={200: AuthoredDetailSerializer, **BAD_TOML, **STAFF_ONLY},
+                   summary="Save edits: onto a never-published assignment, else as its draft until the next publish")
+    def put(self, request: Request, slug: str) -> Response:
+        assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
+        try:
+            saved = publishing.assignment_save(assignment=assignment, data=_catalog(request))
+        except CatalogError as exc:
+            return _errors(exc)
+        return Response(AuthoredDetailSerializer(_detail(saved)).data)
+
+
+def _waited(job: AuthoringJob, seconds: float, user_id: Any) -> AuthoringJob:
+    """The job once a worker has vetted it, or as it stands after `seconds` (the body caps it at 20)."""
+    return row_waited(job, busy=PENDING, seconds=seconds, interval=0.1, holder=user_id)
+
+
+def _job_response(job: AuthoringJob) -> Response:
+    code = status.HTTP_202_ACCEPTED if job.status in PENDING else status.HTTP_200_OK
+    return Response(AuthoringJobSerializer(job).data, status=code)
+
+
+class AuthoredPublish(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(request=PublishSerializer,
+                   responses={200: AuthoringJobSerializer, 202: AuthoringJobSerializer, **STAFF_ONLY},
+                   summary="Vet the working copy and publish it as a new version",
+                   description="A worker vets it: 202 while it works (poll the job's URL, or give `wait`), 200 "
+                               "once done with {version} or {refused: every reason no justification accepts}.")
+    def post(self, request: Request, slug: str) -> Response:
+        assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
+        body = PublishSerializer(data=request.data)
+        if not body.is_valid():
+            return Response({"errors": flat_errors(body.errors)},
+                            status=status.HTTP_400_BAD_REQUEST)
+        assert assignment.course is not None
+        job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
+                          assignment=assignment, payload={"justifications": body.validated_data["justifications"]})
+        return _job_response(_waited(job, body.validated_data["wait"], request.user.pk))
+
+
+class AuthoringJobDetail(APIView):
+    @extend_schema(responses={200: AuthoringJobSerializer, 202: AuthoringJobSerializer, 404: DetailSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return _job_response(job_for_requester_or_404(user=request.user, pk=pk))

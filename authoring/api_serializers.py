@@ -1,0 +1,57 @@
+"""Shapes of the authoring API: assignments as catalog TOML, publishing, and authoring jobs.
+Instructors of the course only; the TOML holds the reference program, so nothing here reaches students."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from authoring.publishing import MAX_JUSTIFICATION
+from grader.api.serializers import SecondsField
+
+MAX_TOML = 1_000_000
+MAX_REASON_CODE = 200  # "trivial-answer:parts.x.grad": a vetting code and the field it names
+
+
+class TomlSerializer(serializers.Serializer):
+    toml = serializers.CharField(max_length=MAX_TOML, trim_whitespace=False,
+                                 help_text="One assignment as catalog TOML (the format of load_assignments)")
+
+
+class AuthoredAssignmentSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    course = serializers.CharField(source="course.slug")
+    published = serializers.BooleanField()
+    version = serializers.IntegerField(help_text="The last published version; 0: never published from here")
+    has_draft = serializers.BooleanField(help_text="Saved edits wait for the next publish (students keep the live one)")
+    archived = serializers.BooleanField()
+
+
+class AuthoredDetailSerializer(AuthoredAssignmentSerializer):
+    toml = serializers.CharField(help_text="The working copy as catalog TOML: the draft if any, else what is live")
+
+
+class PublishSerializer(serializers.Serializer):
+    justifications = serializers.DictField(child=serializers.CharField(max_length=MAX_JUSTIFICATION), required=False,
+                                           default=dict, help_text="Vetting reason code → why it is acceptable")
+    wait = SecondsField(min_value=0, max_value=20, default=0,
+                                  help_text="Seconds to wait for the worker before answering 202 (at most 20)")
+
+    def validate_justifications(self, value: dict[str, Any]) -> dict[str, Any]:
+        """The keys are stored as sent: a NUL (which PostgreSQL's jsonb refuses) or a 1 MB key is a 400."""
+        for code in value:
+            if not code or len(code) > MAX_REASON_CODE or not code.isprintable():
+                raise serializers.ValidationError(
+                    f"each key must be a vetting reason code (printable, 1 to {MAX_REASON_CODE} characters), "
+                    "as the refusal lists it")
+        return value
+
+
+class AuthoringJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    status = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    result = serializers.JSONField(allow_null=True, help_text='publish: {"version": n}, or {"refused": [{code, '
+                                                              'field, problem}]} listing every open vetting reason')

@@ -1,0 +1,63 @@
+"""`load_assignments --check`: vet catalog files as a course repository's CI would, writing nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.db import transaction
+
+from assignments.models import Assignment, Course
+from authoring.authored_checks import authored_mismatches
+from authoring.vetting import Reason, assignment_vet, reasons_open
+from catalog.errors import CatalogError
+from catalog.spec import spec_from_file
+from catalog.upsert import assignment_upsert
+from grading.reference import ReferenceError
+from grading.variants import variant_get
+
+
+class _RollBack(Exception):
+    pass
+
+
+def catalog_check(*, paths: list[Path]) -> list[str]:
+    """One `file: field: problem` line per reason over all files; empty when every file passes."""
+    lines: list[str] = []
+    for path in paths:
+        try:
+            lines += [reason.line(path.name) for reason in _file_reasons(path)]
+        except CatalogError as exc:
+            lines.append(str(exc))
+    return lines
+
+
+def _file_reasons(path: Path) -> list[Reason]:
+    spec = spec_from_file(path)
+    reasons: list[Reason] = []
+    try:
+        with transaction.atomic():
+            course, _ = Course.objects.get_or_create(slug="catalog-check", defaults={"title": "catalog check"})
+            assignment, _ = assignment_upsert(spec=spec, course=course)
+            reasons = assignment_reasons(assignment=assignment)
+            raise _RollBack
+    except _RollBack:
+        pass
+    return reasons_open(reasons=reasons, accepted=spec.accepted)
+
+
+def assignment_reasons(*, assignment: Assignment) -> list[Reason]:
+    """Vetting's reasons, and the authored `expected` values and formulas the reference contradicts
+    (codes `mismatch:…`). Runs the reference: call from a worker or a command, never a web request."""
+    reasons = assignment_vet(assignment=assignment)
+    if not any(r.field == "reference" or r.code.startswith("no-tensor") for r in reasons):
+        reasons += _authored_mismatches(assignment)
+    return reasons
+
+
+def _authored_mismatches(assignment: Assignment) -> list[Reason]:
+    try:
+        variant = variant_get(assignment=assignment, params=assignment.params)
+        found = authored_mismatches(assignment=assignment, variant=variant)
+    except ReferenceError as exc:
+        return [Reason(code="reference-fails:reference", field="reference", problem=str(exc))]
+    return [Reason(code=f"mismatch:{field}", field=field, problem=problem) for field, problem in found]

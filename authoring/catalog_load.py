@@ -1,0 +1,134 @@
+"""Loading catalog files (`load_assignments` and the course page's import): a file is published
+only when it passes vetting, as a new version; one that fails vetting is kept as a draft (or, for
+an assignment already published, as its unpublished edits) with the reasons; one that cannot be
+graded at all (malformed, the reference fails at the seed point or contradicts an authored
+`expected` or formula) is refused and writes nothing.
+
+Runs the reference programs in the sandbox: call from a command or a worker, never a web request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assignments.models import Assignment, Course
+from authoring.catalog_check import assignment_reasons
+from authoring.forms import catalog_json
+from authoring.publishing import overrides_of, version_record
+from authoring.vetting import Reason, reasons_open
+from catalog.errors import CatalogError
+from catalog.spec import AssignmentSpec, catalog_data, spec_from_data
+from catalog.upsert import assignment_upsert
+from grading.reference import ReferenceError
+from grading.variants import variant_get
+
+PUBLISHED, UNCHANGED, DRAFT, DRAFT_EDITS, REFUSED = "published", "unchanged", "draft", "draft-edits", "refused"
+
+
+@dataclass(frozen=True)
+class LoadOutcome:
+    file: str
+    slug: str
+    state: str  # one of the five above
+    version: int = 0  # the version published, for PUBLISHED
+    lines: list[str] = field(default_factory=list)  # `file: field: problem`, for DRAFT…, REFUSED
+    notes: list[str] = field(default_factory=list)  # the analysis' notes (e.g. capped path enumeration)
+
+    def summary(self) -> str:
+        where = f"({self.file})"
+        return {PUBLISHED: f"published {self.slug} {where} as v{self.version}",
+                UNCHANGED: f"unchanged {self.slug} {where}",
+                DRAFT: f"kept as a draft {self.slug} {where}: not published",
+                DRAFT_EDITS: f"kept as unpublished edits {self.slug} {where}: students keep the published version",
+                REFUSED: f"refused {where}: nothing loaded"}[self.state]
+
+
+class _Refused(Exception):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = lines
+
+
+class _Vetoed(Exception):
+    def __init__(self, reasons: list[Reason]) -> None:
+        super().__init__("; ".join(r.problem for r in reasons))
+        self.reasons = reasons
+
+
+def catalog_file_load(*, name: str, raw: bytes, course: Course, user: AbstractBaseUser | None = None,
+                      vet: bool = True, other_courses: bool = True) -> LoadOutcome:
+    """Load one file into `course` (an existing slug keeps its course when `other_courses`, else it
+    is refused). `vet=False` runs nothing and keeps new content as drafts."""
+    try:
+        data = catalog_data(name, raw)
+        spec = spec_from_data(data, path=name, source_hash=hashlib.sha256(raw).hexdigest())
+    except CatalogError as exc:
+        return LoadOutcome(file=name, slug="", state=REFUSED, lines=[str(exc)])
+    existing = Assignment.objects.filter(slug=spec.slug).first()
+    if existing is not None and existing.course_id != course.pk and not other_courses:
+        return LoadOutcome(file=name, slug=spec.slug, state=REFUSED,
+                           lines=[f"{name}: slug: {spec.slug!r} belongs to another course"])
+    if not vet:
+        return _keep_draft(spec=spec, data=data, course=course, existing=existing,
+                           lines=[f"{name}: reference: not vetted (--no-check): publish it from the staff pages"])
+    if existing is not None and _unchanged(existing, spec):
+        return LoadOutcome(file=name, slug=spec.slug, state=UNCHANGED, notes=_notes(existing))
+    try:
+        return _publish(spec=spec, raw=raw, course=course, user=user)
+    except _Refused as exc:
+        return LoadOutcome(file=name, slug=spec.slug, state=REFUSED, lines=exc.lines)
+    except _Vetoed as exc:
+        return _keep_draft(spec=spec, data=data, course=course, existing=existing,
+                           lines=[reason.line(name) for reason in exc.reasons])
+    except (TypeError, ValueError) as exc:  # a value the validation did not foresee
+        return LoadOutcome(file=name, slug=spec.slug, state=REFUSED, lines=[f"{name}: {type(exc).__name__}: {exc}"])
+
+
+def _unchanged(existing: Assignment, spec: AssignmentSpec) -> bool:
+    return (existing.published and existing.draft is None and existing.archived_at is None
+            and bool(spec.source_hash) and existing.source_hash == spec.source_hash)
+
+
+def _notes(assignment: Assignment) -> list[str]:
+    try:
+        return list(variant_get(assignment=assignment, params=assignment.params).analysis_data().get("notes", []))
+    except ReferenceError:
+        return []
+
+
+def _publish(*, spec: AssignmentSpec, raw: bytes, course: Course, user: AbstractBaseUser | None) -> LoadOutcome:
+    """Upsert, vet and publish in one transaction; raises _Refused or _Vetoed after rolling it back."""
+    with transaction.atomic():
+        assignment, _created = assignment_upsert(spec=spec, course=course)
+        try:
+            notes = variant_get(assignment=assignment, params=assignment.params).analysis_data().get("notes", [])
+        except ReferenceError as exc:
+            raise _Refused([f"{spec.path}: reference: {exc}"]) from None
+        reasons = assignment_reasons(assignment=assignment)
+        mismatches = [reason.line(spec.path) for reason in reasons if reason.code.startswith("mismatch:")]
+        if mismatches:
+            raise _Refused(mismatches)
+        refused = reasons_open(reasons=reasons, accepted=spec.accepted)
+        if refused:
+            raise _Vetoed(refused)
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        version = version_record(assignment=locked, catalog=raw.decode("utf-8"), user=user,
+                                 overrides=overrides_of(reasons=reasons, accepted=spec.accepted))
+    return LoadOutcome(file=spec.path, slug=spec.slug, state=PUBLISHED, version=version.number, notes=list(notes))
+
+
+def _keep_draft(*, spec: AssignmentSpec, data: dict[str, Any], course: Course, existing: Assignment | None,
+                lines: list[str]) -> LoadOutcome:
+    """A live version stays live (the file becomes its unpublished edits); anything else is a draft."""
+    if existing is not None and (existing.published or existing.version > 0):
+        Assignment.objects.filter(pk=existing.pk).update(draft=catalog_json(data))
+        return LoadOutcome(file=spec.path, slug=spec.slug, state=DRAFT_EDITS, lines=lines)
+    with transaction.atomic():
+        assignment, _created = assignment_upsert(spec=spec, course=course)
+        Assignment.objects.filter(pk=assignment.pk).update(published=False)
+    return LoadOutcome(file=spec.path, slug=spec.slug, state=DRAFT, lines=lines)

@@ -1,0 +1,94 @@
+"""Authoring work out of the web request: a preview, an import or an API publish is stored as a job, run by a worker
+on the maintenance lane (grader/fairness.py), and polled by the page until it is done or the
+page's bounded wait is over. A web request only validates, writes the row and enqueues.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.http import Http404
+from django.utils import timezone
+
+from assignments.access import User
+from assignments.models import Assignment, AuthoringJob, Course
+
+log = logging.getLogger(__name__)
+# How long a page polls before it says the job did not finish (a sandbox job is killed after 5 s;
+# an import vets up to 200 files one after another).
+WAIT = {AuthoringJob.Kind.PREVIEW: timedelta(seconds=60), AuthoringJob.Kind.IMPORT: timedelta(minutes=15),
+        AuthoringJob.Kind.PUBLISH: timedelta(minutes=2)}
+PENDING = (AuthoringJob.Status.QUEUED, AuthoringJob.Status.RUNNING)
+KEEP = timedelta(days=1)
+
+
+def job_request(*, kind: str, course: Course, user: AbstractBaseUser, payload: dict[str, Any],
+                assignment: Assignment | None = None) -> AuthoringJob:
+    """Store the job and enqueue it once the transaction commits (the requester's jobs of another
+    day are dropped: a job is only what one page polls for)."""
+    AuthoringJob.objects.filter(requested_by_id=user.pk, created_at__lt=timezone.now() - KEEP).delete()
+    job = AuthoringJob.objects.create(kind=kind, course=course, assignment=assignment, requested_by=user,
+                                      payload=payload)
+    transaction.on_commit(lambda: _enqueue(job.pk))
+    return job
+
+
+def _enqueue(job_id: int) -> None:
+    from authoring.tasks import run_authoring_job
+    from infra.lanes import MAINTENANCE, queue_name
+
+    try:
+        run_authoring_job.apply_async(args=[job_id], queue=queue_name(lane=MAINTENANCE))
+    except Exception:  # broker down: say so on the page instead of polling for nothing
+        log.exception("could not enqueue authoring job %s", job_id)
+        _finish(job_id, AuthoringJob.Status.FAILED, {"error": "The work queue is unreachable: try again shortly."},
+                pending_only=True)
+
+
+def job_run(*, job_id: int) -> None:
+    """The worker side: claim the job once, run it, store what the page shows."""
+    if AuthoringJob.objects.filter(pk=job_id, status=AuthoringJob.Status.QUEUED).update(
+            status=AuthoringJob.Status.RUNNING) != 1:
+        return  # gone, or another delivery has it
+    job = AuthoringJob.objects.select_related("course", "assignment", "requested_by").get(pk=job_id)
+    try:
+        result = _runner(job.kind)(job)
+    except Exception:
+        log.exception("authoring job %s failed", job_id)
+        _finish(job_id, AuthoringJob.Status.FAILED, {"error": "The job failed on our side (logged)."})
+        return
+    _finish(job_id, AuthoringJob.Status.DONE, result)
+
+
+def _finish(job_id: int, status: str, result: dict[str, Any], *, pending_only: bool = False) -> None:
+    rows = AuthoringJob.objects.filter(pk=job_id)
+    if pending_only:
+        rows = rows.filter(status__in=PENDING)
+    rows.update(status=status, result=result, finished_at=timezone.now())
+
+
+def _runner(kind: str) -> Callable[[AuthoringJob], dict[str, Any]]:
+    from authoring.runs import import_run, preview_run, publish_run
+
+    runners = {AuthoringJob.Kind.PREVIEW: preview_run, AuthoringJob.Kind.IMPORT: import_run,
+               AuthoringJob.Kind.PUBLISH: publish_run}
+    return runners[AuthoringJob.Kind(kind)]
+
+
+def job_for_requester_or_404(*, user: User, pk: int) -> AuthoringJob:
+    """Only the instructor who asked sees a job (its trial answers and files are theirs)."""
+    job = AuthoringJob.objects.select_related("course", "assignment").filter(pk=pk, requested_by_id=user.pk).first()
+    if job is None:
+        raise Http404("No such job.")
+    return job
+
+
+def job_overdue(*, job: AuthoringJob) -> bool:
+    """Still pending past its kind's wait: the page stops polling and says so."""
+    return job.status in PENDING and timezone.now() - job.created_at > WAIT[AuthoringJob.Kind(job.kind)]
+

@@ -1,0 +1,101 @@
+"""python manage.py load_assignments [--check] [PATH…] — upsert catalog files by slug, or only vet them.
+
+A file is published only when it passes vetting (authoring/catalog_load.py); one that fails is
+kept as a draft with its `file: field: problem` lines (exit 1), one that cannot be graded at all is
+refused (exit 2). A folder holding a course.toml ([course] slug, title) loads into that course
+(created if needed).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assignments.models import Course
+from assignments.services import course_demo
+from authoring.catalog_check import catalog_check
+from authoring.catalog_load import DRAFT, DRAFT_EDITS, REFUSED, LoadOutcome, catalog_file_load
+from catalog.export import COURSE_FILE
+
+
+class Command(BaseCommand):
+    help = "Load assignment TOML files (default: the shipped catalog) into the demo course."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("paths", nargs="*", help="TOML files or folders of them")
+        parser.add_argument("--no-check", action="store_true",
+                            help="run no reference program: new content is kept as drafts, to be vetted and "
+                                 "published from the staff pages")
+        parser.add_argument("--check", action="store_true",
+                            help="vet the files as publishing would and write nothing: exit 1 with one "
+                                 "'file: field: problem' line per reason")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        roots = [Path(p) for p in options["paths"]] or [settings.GRADER_CATALOG_DIR]
+        files = _catalog_files(roots)
+        if options["check"]:
+            lines = catalog_check(paths=files)
+            for line in lines:
+                self.stdout.write(line)
+            if lines:
+                raise CommandError(f"{len(lines)} reason(s) in {len(files)} file(s)", returncode=1)
+            self.stdout.write(f"{len(files)} file(s) pass")
+            return
+        outcomes = []
+        for path in files:  # reported one by one: each may run its reference for seconds
+            outcomes.append(catalog_file_load(name=path.name, raw=_read(path), course=_course_of(path),
+                                              vet=not options["no_check"]))
+            self._report(outcomes[-1])
+        refused = sum(1 for o in outcomes if o.state == REFUSED)
+        drafts = sum(1 for o in outcomes if o.state in (DRAFT, DRAFT_EDITS))
+        if refused:
+            raise CommandError(f"{refused} of {len(files)} file(s) not loaded", returncode=2)
+        if drafts:
+            raise CommandError(f"{drafts} of {len(files)} file(s) kept as drafts: not published", returncode=1)
+
+    def _report(self, outcome: LoadOutcome) -> None:
+        if outcome.state == REFUSED:
+            for line in outcome.lines:
+                self.stderr.write(f"error: {line}")
+            return
+        self.stdout.write(outcome.summary() + "".join(f"\n  note: {note}" for note in outcome.notes))
+        for line in outcome.lines:
+            self.stdout.write(line)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"{path}: file: cannot be read ({exc.strerror})", returncode=2) from None
+
+
+def _course_of(path: Path) -> Course:
+    """The course of a course-as-code folder (its course.toml), else the demo course."""
+    marker = path.parent / COURSE_FILE
+    if not marker.exists():
+        return course_demo()
+    try:
+        data = tomllib.loads(marker.read_text(encoding="utf-8"))["course"]
+        course, _ = Course.objects.get_or_create(slug=str(data["slug"]), defaults={"title": str(data["title"])})
+    except (OSError, KeyError, TypeError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CommandError(f"{marker}: course: must be [course] slug = …, title = … ({exc})", returncode=2) from None
+    return course
+
+
+def _catalog_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.glob("*.toml") if p.name != COURSE_FILE))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise CommandError(f"{path}: no such file or folder", returncode=2)
+    if not files:
+        raise CommandError("no .toml files found", returncode=2)
+    return files

@@ -1,0 +1,83 @@
+"""The answer key a student sees once the reveal policy allows: each part's expected answer for
+their own values, and the picture of how autograd got them.
+
+Read from the variant's cached analysis only: a page view never runs the reference. When the
+student's variant was never computed (they did not submit), its computation is queued on the
+maintenance lane and the page says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+
+from assignments.models import Assignment, Variant
+from chainrule import Analysis, graph_svg
+from chainrule.picture.labels import Reveal
+from grading.part_answers import part_answer
+from grading.reference import ReferenceError
+from grading.variants import params_for_student, reference_hash, variant_get
+
+log = logging.getLogger(__name__)
+WARM_DEDUP_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class AnswerKey:
+    answers: dict[str, Any] = field(default_factory=dict)  # part key → expected answer
+    pending: bool = False  # the student's values have not been run yet (queued now)
+
+
+def _cached_analysis(*, assignment: Assignment, student_id: int) -> dict[str, Any] | None:
+    params = params_for_student(assignment=assignment, student_id=student_id)
+    digest = reference_hash(assignment=assignment, params=params)
+    analysis: dict[str, Any] | None = (
+        Variant.objects.filter(assignment=assignment, reference_hash=digest).exclude(analysis=None)
+        .values_list("analysis", flat=True).first())
+    return analysis
+
+
+def answer_key(*, assignment: Assignment, student_id: int) -> AnswerKey:
+    """Call only when `answers_revealed` holds for this student (or for the course's staff)."""
+    data = _cached_analysis(assignment=assignment, student_id=student_id)
+    if data is None:
+        _warm_later(assignment_id=assignment.pk, student_id=student_id)
+        return AnswerKey(pending=True)
+    analysis = Analysis.from_json(data)
+    return AnswerKey(answers={part.key: part_answer(part, analysis) for part in assignment.parts.all()})
+
+
+def answer_key_svg(*, assignment: Assignment, student_id: int) -> str | None:
+    """How autograd got every answer of this student's variant (None until it is computed)."""
+    data = _cached_analysis(assignment=assignment, student_id=student_id)
+    if data is None:
+        return None
+    return graph_svg(analysis=Analysis.from_json(data), title="How autograd got the answers",
+                     reveal=Reveal(everything=True))
+
+
+def _warm_later(*, assignment_id: int, student_id: int) -> None:
+    if not cache.add(f"warm-variant:{assignment_id}:{student_id}", 1, timeout=WARM_DEDUP_SECONDS):
+        return  # queued a moment ago
+    from grader.tasks import warm_variant
+    from infra.lanes import MAINTENANCE, queue_name
+
+    try:
+        warm_variant.apply_async(args=[assignment_id, student_id], queue=queue_name(lane=MAINTENANCE))
+    except Exception:  # broker down: the next page view asks again
+        log.exception("could not queue the variant of student %s on assignment %s", student_id, assignment_id)
+
+
+def variant_warm(*, assignment_id: int, student_id: int) -> None:
+    """Compute a student's variant (the worker side of `_warm_later`); a failing reference is stored
+    on the variant and shown to the course's staff, not raised."""
+    assignment = Assignment.objects.filter(pk=assignment_id).first()
+    if assignment is None:
+        return
+    try:
+        variant_get(assignment=assignment, params=params_for_student(assignment=assignment, student_id=student_id))
+    except ReferenceError as exc:
+        log.warning("the reference fails for student %s on %s: %s", student_id, assignment.slug, exc)
