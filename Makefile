@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements.lock | md5sum | cut -c1-12)
 
-.PHONY: setup run test lint unit bench lock clean
+.PHONY: setup run test test-fast test-unit test-integration test-browser lint bench lock clean
 
 setup: $(STAMP)
 
@@ -18,13 +18,31 @@ $(STAMP): requirements.lock
 run: setup
 	bash scripts/run.sh
 
+# ruff, mypy, the import layers (pyproject.toml) and no import cycle between modules.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(PY) scripts/check_cycles.py
 
+# Everything, as CI runs it (.ci/run: PostgreSQL). The subsets below are for the edit-test loop
+# (docs/development.md).
 test: setup lint
 	bash scripts/test.sh
+
+# The engine and the sandbox packages alone: no Django, no services (about a minute).
+test-fast: setup
+	$(PY) -m pytest chainrule/tests sandbox/tests -q
+
+# Everything that needs neither a Celery worker, Redis-backed integration nor a browser.
+test-unit: setup
+	bash scripts/test.sh -m "not integration and not browser" -q
+
+test-integration: setup
+	bash scripts/test.sh -m integration -q
+
+test-browser: setup
+	bash scripts/test.sh -m browser -q
 
 bench: setup
 	$(PY) bench/numeric_bench.py

@@ -161,7 +161,7 @@ def start_worker(queue: str, log_name: str, *, lanes: tuple[str, ...] = ("", "-c
                  concurrency: int = 1, pool: str = "prefork", **extra_env: str) -> subprocess.Popen[bytes]:
     """A worker consuming the lanes of `queue` (grader/fairness.py): all three by default."""
     OUTPUT.mkdir(exist_ok=True)
-    log = open(OUTPUT / log_name, "ab")  # noqa: SIM115  (closed with the process)
+    log = open(OUTPUT / log_name, "ab")  # closed with the process
     queues = ",".join(f"{queue}{lane}" for lane in lanes)
     cmd = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues, "-c", str(concurrency),
            "-n", f"{log_name}-{uuid.uuid4().hex[:6]}@%h",
@@ -214,7 +214,7 @@ def web_server(django_db_setup: None, grading_queue: str) -> Iterator[str]:
     """The real web server (runserver, no reloader) on a free port, sharing the test database."""
     port = free_port()
     OUTPUT.mkdir(exist_ok=True)
-    log = open(OUTPUT / "web.log", "ab")  # noqa: SIM115
+    log = open(OUTPUT / "web.log", "ab")
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
         cwd=ROOT, env=service_env(CELERY_QUEUE=grading_queue), stdout=log, stderr=subprocess.STDOUT,

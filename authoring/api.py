@@ -26,9 +26,8 @@ from authoring.jobs import PENDING, job_for_requester_or_404, job_request
 from catalog.errors import CatalogError
 from catalog.export import catalog_toml
 from catalog.spec import catalog_data
-from courseops.api import STAFF_ONLY
 from grader.api.parsers import BoundedJSONParser, flat_errors
-from grader.api.serializers import DetailSerializer, ErrorsSerializer
+from grader.api.serializers import STAFF_ONLY, DetailSerializer, ErrorsSerializer
 from grader.api.waiting import row_waited
 
 BAD_TOML = {400: OpenApiResponse(ErrorsSerializer, description="field → problem, nothing written")}

@@ -43,6 +43,6 @@ def formula_mismatches(*, assignment: Assignment, variant: Variant) -> list[tupl
 
 def authored_mismatches(*, assignment: Assignment, variant: Variant) -> list[tuple[str, str]]:
     """(field, problem) for every authored value the seed variant's reference contradicts.
-    Raises ReferenceError when the reference fails at the evaluation points."""
+    Raises ReferenceRunError when the reference fails at the evaluation points."""
     return (expected_mismatches(assignment=assignment, analysis=variant.analysis_data())
             + formula_mismatches(assignment=assignment, variant=variant))

@@ -8,11 +8,12 @@ from django.db import transaction
 
 from assignments.models import Assignment, Course
 from authoring.authored_checks import authored_mismatches
-from authoring.vetting import Reason, assignment_vet, reasons_open
+from authoring.reasons import Reason, reasons_open
+from authoring.vetting import assignment_vet
 from catalog.errors import CatalogError
 from catalog.spec import spec_from_file
 from catalog.upsert import assignment_upsert
-from grading.reference import ReferenceError
+from grading.reference import ReferenceRunError
 from grading.variants import variant_get
 
 
@@ -58,6 +59,6 @@ def _authored_mismatches(assignment: Assignment) -> list[Reason]:
     try:
         variant = variant_get(assignment=assignment, params=assignment.params)
         found = authored_mismatches(assignment=assignment, variant=variant)
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         return [Reason(code="reference-fails:reference", field="reference", problem=str(exc))]
     return [Reason(code=f"mismatch:{field}", field=field, problem=problem) for field, problem in found]

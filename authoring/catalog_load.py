@@ -20,11 +20,11 @@ from assignments.models import Assignment, Course
 from authoring.catalog_check import assignment_reasons
 from authoring.forms import catalog_json
 from authoring.publishing import overrides_of, version_record
-from authoring.vetting import Reason, reasons_open
+from authoring.reasons import Reason, reasons_open
 from catalog.errors import CatalogError
 from catalog.spec import AssignmentSpec, catalog_data, spec_from_data
 from catalog.upsert import assignment_upsert
-from grading.reference import ReferenceError
+from grading.reference import ReferenceRunError
 from grading.variants import variant_get
 
 PUBLISHED, UNCHANGED, DRAFT, DRAFT_EDITS, REFUSED = "published", "unchanged", "draft", "draft-edits", "refused"
@@ -97,7 +97,7 @@ def _unchanged(existing: Assignment, spec: AssignmentSpec) -> bool:
 def _notes(assignment: Assignment) -> list[str]:
     try:
         return list(variant_get(assignment=assignment, params=assignment.params).analysis_data().get("notes", []))
-    except ReferenceError:
+    except ReferenceRunError:
         return []
 
 
@@ -107,7 +107,7 @@ def _publish(*, spec: AssignmentSpec, raw: bytes, course: Course, user: Abstract
         assignment, _created = assignment_upsert(spec=spec, course=course)
         try:
             notes = variant_get(assignment=assignment, params=assignment.params).analysis_data().get("notes", [])
-        except ReferenceError as exc:
+        except ReferenceRunError as exc:
             raise _Refused([f"{spec.path}: reference: {exc}"]) from None
         reasons = assignment_reasons(assignment=assignment)
         mismatches = [reason.line(spec.path) for reason in reasons if reason.code.startswith("mismatch:")]

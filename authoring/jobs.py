@@ -13,10 +13,12 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.http import Http404
-from django.utils import timezone
 
 from assignments.access import User
 from assignments.models import Assignment, AuthoringJob, Course
+from infra import clock
+from infra.enqueue import enqueue
+from infra.lanes import MAINTENANCE
 
 log = logging.getLogger(__name__)
 # How long a page polls before it says the job did not finish (a sandbox job is killed after 5 s;
@@ -31,7 +33,7 @@ def job_request(*, kind: str, course: Course, user: AbstractBaseUser, payload: d
                 assignment: Assignment | None = None) -> AuthoringJob:
     """Store the job and enqueue it once the transaction commits (the requester's jobs of another
     day are dropped: a job is only what one page polls for)."""
-    AuthoringJob.objects.filter(requested_by_id=user.pk, created_at__lt=timezone.now() - KEEP).delete()
+    AuthoringJob.objects.filter(requested_by_id=user.pk, created_at__lt=clock.now() - KEEP).delete()
     job = AuthoringJob.objects.create(kind=kind, course=course, assignment=assignment, requested_by=user,
                                       payload=payload)
     transaction.on_commit(lambda: _enqueue(job.pk))
@@ -39,13 +41,8 @@ def job_request(*, kind: str, course: Course, user: AbstractBaseUser, payload: d
 
 
 def _enqueue(job_id: int) -> None:
-    from authoring.tasks import run_authoring_job
-    from infra.lanes import MAINTENANCE, queue_name
-
-    try:
-        run_authoring_job.apply_async(args=[job_id], queue=queue_name(lane=MAINTENANCE))
-    except Exception:  # broker down: say so on the page instead of polling for nothing
-        log.exception("could not enqueue authoring job %s", job_id)
+    if not enqueue("assignments.run_authoring_job", job_id, lane=MAINTENANCE,
+                   if_lost="the job is marked failed and its page says to try again"):
         _finish(job_id, AuthoringJob.Status.FAILED, {"error": "The work queue is unreachable: try again shortly."},
                 pending_only=True)
 
@@ -69,7 +66,7 @@ def _finish(job_id: int, status: str, result: dict[str, Any], *, pending_only: b
     rows = AuthoringJob.objects.filter(pk=job_id)
     if pending_only:
         rows = rows.filter(status__in=PENDING)
-    rows.update(status=status, result=result, finished_at=timezone.now())
+    rows.update(status=status, result=result, finished_at=clock.now())
 
 
 def _runner(kind: str) -> Callable[[AuthoringJob], dict[str, Any]]:
@@ -90,5 +87,5 @@ def job_for_requester_or_404(*, user: User, pk: int) -> AuthoringJob:
 
 def job_overdue(*, job: AuthoringJob) -> bool:
     """Still pending past its kind's wait: the page stops polling and says so."""
-    return job.status in PENDING and timezone.now() - job.created_at > WAIT[AuthoringJob.Kind(job.kind)]
+    return job.status in PENDING and clock.now() - job.created_at > WAIT[AuthoringJob.Kind(job.kind)]
 

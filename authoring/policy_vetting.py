@@ -4,7 +4,7 @@ still submit, or never show them although the instructor asked for a reveal. No 
 from __future__ import annotations
 
 from assignments.models import Assignment
-from authoring.vetting import Reason
+from authoring.reasons import Reason
 
 FIELD = "policy.reveal"
 

@@ -18,7 +18,7 @@ from chainrule.picture.labels import Reveal
 from grading.answer_grading import answers_grade, graded_svg
 from grading.answer_parsing import AnswerErrors, answers_parse
 from grading.part_answers import part_answer, part_reference_key
-from grading.reference import ReferenceError
+from grading.reference import ReferenceRunError
 from grading.variants import variant_analysis, variant_get
 
 LINE_RE = re.compile(r"program line (\d+)")
@@ -57,7 +57,7 @@ class Preview:
 def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict[str, str]) -> Preview:
     try:
         variant = variant_get(assignment=assignment, params=assignment.params)
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         return Preview(error=str(exc), source=_source_around(assignment.reference_program, str(exc)))
     analysis = variant_analysis(variant=variant)
     preview = Preview(parts=[_part(part, analysis, variant) for part in assignment.parts.all()],
@@ -76,7 +76,7 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
     except AnswerErrors as exc:
         preview.trial_errors = exc.errors
         return
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         preview.trial_errors = {"reference": str(exc)}
         return
     preview.trial = graded.document

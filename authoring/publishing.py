@@ -14,16 +14,17 @@ from typing import Any, TypeVar
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from assignments.models import Assignment, AssignmentVersion, Course, Extension, Membership
 from assignments.services import membership_set
 from authoring.forms import catalog_from_json, catalog_json
-from authoring.vetting import Reason, assignment_vet, reasons_open
+from authoring.reasons import Reason, reasons_open
+from authoring.vetting import assignment_vet
 from catalog.errors import CatalogError
 from catalog.export import assignment_catalog, catalog_toml
 from catalog.spec import DATE_YEARS, AssignmentSpec, date_storable, spec_from_data
 from catalog.upsert import assignment_upsert
+from infra import clock
 
 T = TypeVar("T")
 MAX_JUSTIFICATION = 2000  # characters of one written justification a version keeps (form and API)
@@ -146,7 +147,7 @@ def version_record(*, assignment: Assignment, catalog: str, user: AbstractBaseUs
     holding the assignment's row (select_for_update)."""
     number = assignment.version + 1
     version = AssignmentVersion.objects.create(assignment=assignment, number=number, catalog=catalog,
-                                               overrides=overrides, published_by=user, published_at=timezone.now())
+                                               overrides=overrides, published_by=user, published_at=clock.now())
     Assignment.objects.filter(pk=assignment.pk).update(published=True, draft=None, version=number)
     return version
 
@@ -166,7 +167,7 @@ def assignment_delete(*, assignment: Assignment) -> str:
     """Delete an assignment nobody submitted to; archive one with submissions: hidden from students
     and exports, every submission and result kept, published or not as it was (for a restore)."""
     if assignment.submissions.exists():
-        Assignment.objects.filter(pk=assignment.pk).update(archived_at=timezone.now())
+        Assignment.objects.filter(pk=assignment.pk).update(archived_at=clock.now())
         return "archived"
     assignment.delete()
     return "deleted"

@@ -11,16 +11,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from assignments.models import Assignment, Part
+from authoring.policy_vetting import policy_reasons
+from authoring.reasons import Reason
 from chainrule import Analysis, diagnose_numeric
 from chainrule.answers.formula_grading import grade_symbolic, numbers_suffice
 from chainrule.evaluation_points import KINK_OPS, kinks_clear
 from chainrule.values import PRINTED_DECIMALS
 from grading.code_parts import code_part_diagnosis
-from grading.reference import ReferenceError
+from grading.reference import ReferenceRunError
 from grading.variants import params_for_student, variant_analysis, variant_get, variant_points
 
 SAMPLE_STUDENTS = (1, 2, 3)  # variants drawn as for these student ids
@@ -34,21 +35,6 @@ NOT_FINITE_RE = re.compile(r"AnalysisError: (\S+) is not finite")
 NO_VARIABLE_RE = re.compile(r"defines no variable '([^']+)'")
 
 
-@dataclass(frozen=True)
-class Reason:
-    code: str  # e.g. "trivial-answer:parts.dz_dx" — what an override names
-    field: str
-    problem: str
-
-    def line(self, path: str) -> str:
-        return f"{path}: {self.field}: {self.problem}"
-
-
-def reasons_open(*, reasons: list[Reason], accepted: dict[str, str]) -> list[Reason]:
-    """The reasons no written justification accepts."""
-    return [reason for reason in reasons if not accepted.get(reason.code, "").strip()]
-
-
 def _reason(kind: str, field: str, problem: str) -> Reason:
     return Reason(code=f"{kind}:{field}", field=field, problem=problem)
 
@@ -60,7 +46,7 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
     for label, params in _sampled_params(assignment):
         try:
             variant = variant_get(assignment=assignment, params=params)
-        except ReferenceError as exc:
+        except ReferenceRunError as exc:
             reasons.append(_reference_reason(str(exc), label))
             continue
         analysis = variant_analysis(variant=variant)
@@ -69,8 +55,6 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
             reasons += _trivial_numeric(assignment, analysis) + _default_seed(assignment, analysis)
             reasons += _printed_mistakes(assignment, analysis)
             reasons += _point_checks(assignment, variant)
-    from authoring.policy_vetting import policy_reasons  # it builds on Reason
-
     reasons += policy_reasons(assignment=assignment)
     unique: dict[str, Reason] = {}
     for reason in reasons:
@@ -229,7 +213,7 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
         return []
     try:
         points, analyses = variant_points(variant=variant)
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         return [_reason("reference-fails", "reference", f"fails at the evaluation points: {exc}")]
     reasons = _kink_coverage(parts, analyses)
     for part in parts:
@@ -249,7 +233,7 @@ def _default_seed_passes(assignment: Assignment, part: Part, points: list[dict[s
                            assignment.reference_program)
     try:
         verdict = code_part_diagnosis(part=part, source=source, points=points, analyses=analyses)
-    except ReferenceError:
+    except ReferenceRunError:
         return []
     if not verdict.correct:
         return []
@@ -292,7 +276,7 @@ def _autograd_passes(assignment: Assignment, part: Part, points: list[dict[str, 
     try:
         verdict = code_part_diagnosis(part=part, source=autograd_solution(assignment, part), points=points,
                                       analyses=analyses)
-    except ReferenceError:
+    except ReferenceRunError:
         return []
     if not verdict.correct:
         return []

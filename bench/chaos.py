@@ -1,4 +1,4 @@
-"""Chaos drill (issue 9 item 6): during a load run, SIGKILL a worker, restart Redis (a PRIVATE
+"""Chaos drill: during a load run, SIGKILL a worker, restart Redis (a PRIVATE
 redis-server the drill started, never the machine's), kill and restart the sandbox server;
 then check from the database that nothing was lost or doubled, and report each recovery
 time: from the fault until a probe answer submitted right after it is graded.
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from load import Browser, Student, parser, private_run, students_create  # noqa: E402
-from stack import Stack, wait_until  # noqa: E402
+from load import Browser, Student, parser, private_run, students_create
+from stack import Stack, wait_until
 
 RECOVERIES: list[tuple[str, float, float]] = []  # fault, seconds down, seconds until graded again
 

@@ -114,7 +114,7 @@ def regrade_figures(count: int) -> tuple[float, float, int, int]:
     from courseops.models import Regrade
     from courseops.regrades import regrade_preview_compute
     from grader.models import Submission
-    from grader.services import submission_grade
+    from grader.workflow import submission_grade
     from grading.variants import variant_get
 
     course = Course.objects.create(slug="regrade", title="Regrade")

@@ -1,4 +1,4 @@
-"""Load drill (issue 9 item 6): N students log in and submit within a window over HTTP,
+"""Load drill: N students log in and submit within a window over HTTP,
 70 % numeric / 30 % code, right and wrong answers; then the database is checked: every
 submission graded exactly once, nothing lost, nothing doubled.
 
@@ -35,8 +35,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from numeric_bench import CODE_WORK, NUMERIC_WORK  # noqa: E402
-from stack import PrivatePostgres, PrivateRedis, Stack, setup_django  # noqa: E402
+from numeric_bench import CODE_WORK, NUMERIC_WORK
+from stack import PrivatePostgres, PrivateRedis, Stack, setup_django
 
 PASSWORD = "load-drill-password"
 

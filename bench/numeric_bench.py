@@ -236,8 +236,8 @@ def noop_floor(count: int, clients: int) -> tuple[list[float], float]:
     """A no-op Celery task's round trip through the same broker and database: a row created, a task
     sent, the worker writes graded_at. Latency per row (graded_at − created_at) and rows/s in a burst."""
     from assignments.models import Assignment
+    from grader.bench_floor import BENCH_NOOP
     from grader.models import Submission
-    from grader.services import BENCH_NOOP
     from grader.tasks import bench_noop
     from grading.variants import variant_get
 

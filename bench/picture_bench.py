@@ -18,9 +18,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import chainrule.analysis.program as analysis_module  # noqa: E402
-from chainrule import Reveal, graph_svg  # noqa: E402
-from chainrule.analysis.node_gradients import FlowRecorder  # noqa: E402
+import chainrule.analysis.program as analysis_module
+from chainrule import Reveal, graph_svg
+from chainrule.analysis.node_gradients import FlowRecorder
 
 MLP = """
 torch.manual_seed(0)

@@ -10,7 +10,7 @@ evaluation points) and the graph picture. "Shown" is when the page's own polling
 authoring.job_views.POLL_MS) gets the finished preview; "ready" is the job's time in the
 worker's hands (created → finished). The baseline, measured in the same run, is a cold run of
 the same reference: a fresh `python -m chainrule.analysis.cli` (SubprocessRunner).
-Goal (issue 10): shown p50 <= 300 ms.
+Goal: shown p50 <= 300 ms.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stack import Stack, setup_django  # noqa: E402
+from stack import Stack, setup_django
 
 GOAL_MS = 300.0
 PASSWORD = "bench-preview-pw"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sandbox import Limits, SandboxUnavailable, run_job  # noqa: E402
-from sandbox.server import spawn_server, stop_server  # noqa: E402
+from sandbox import Limits, SandboxUnavailable, run_job
+from sandbox.server import spawn_server, stop_server
 
 SEED = """\
 import torch, sandbox_guest

@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import chainrule.code.harness as harness  # noqa: E402
+import chainrule.code.harness as harness
 
 POINTS = [{"x0": 2.0 + i / 4} for i in range(6)]
 PROGRAMS = {

@@ -2,7 +2,7 @@
 
 Separates grading capacity from HTTP handling (bench/numeric_bench.py measures both together).
 The worker grades as in production: one drain task per pool process, each claiming queued rows in
-batches (grader/services.py numeric_drain); `--per-row` sends one grade_submission task per row
+batches (grader/workflow.py numeric_drain); `--per-row` sends one grade_submission task per row
 instead, as the numeric lane did before the drains. Baseline, side by side: the same service called
 in-process in one loop, so the ratio is the cost of the broker and the worker pool.
 
@@ -45,16 +45,17 @@ def queued_submissions(count: int) -> list[int]:
     """Rows created through the real service; their messages are held back until the clock starts."""
     from assignments.models import Assignment
     from assignments.services import course_demo
-    from grader import services
+    from grader import workflow
     from grader.accounts import user_create
+    from grader.workflow import queueing
 
     held: list[int] = []
-    services._enqueue = lambda submission_id, lane: held.append(submission_id)
+    queueing.submission_enqueue = lambda submission_id, lane: held.append(submission_id)
     assignment = Assignment.objects.get(slug="visual-walkthrough")
     students = [user_create(username=f"bench-{n}", role="student", course=course_demo())[0] for n in range(20)]
     for n in range(count):
         answers = {"x.grad": "4" if n % 2 else "7", "y.grad": "2"}
-        services.submission_create(student=students[n % 20], assignment=assignment, answers=answers, code={})
+        workflow.submission_create(student=students[n % 20], assignment=assignment, answers=answers, code={})
     return held
 
 
@@ -89,15 +90,15 @@ def drain(ids: list[int], queue: str, concurrency: int, pool: str = "prefork", p
 
 
 def in_process(count: int, per_row: bool) -> float:
-    from grader import services
+    from grader import workflow
 
     ids = queued_submissions(count)
     started = time.perf_counter()
     if per_row:
         for submission_id in ids:
-            services.submission_grade(submission_id=submission_id)
+            workflow.submission_grade(submission_id=submission_id)
     else:
-        services.numeric_drain()
+        workflow.numeric_drain()
     return count / (time.perf_counter() - started)
 
 

@@ -86,3 +86,10 @@ def build_result(
             for graded, score in zip(parts, scores, strict=True)
         ],
     }
+
+
+def counted_score(document: Mapping[str, Any]) -> float:
+    """The score that counts — what the student is shown, the gradebook sums, the LMS receives: the
+    parts' scores (as graded, or as an instructor overrode them) times the document's late factor.
+    The one definition: the worker stores it as the Result's score and overrides recompute it with it."""
+    return round(float(document["score"]) * float(document.get("late_factor", 1.0)), 6)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -151,7 +152,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILI
 
 # --- Grading ----------------------------------------------------------------
 # Dotted path of the backend that runs reference programs (see grading/reference.py).
-GRADER_REFERENCE_RUNNER = envstr("GRADER_REFERENCE_RUNNER", "grading.reference.SandboxRunner")
+# Paths under assignments.reference (before the grading adapter had a package of its own) still work.
+GRADER_REFERENCE_RUNNER = re.sub(r"^assignments\.reference\.", "grading.reference.",
+                                 envstr("GRADER_REFERENCE_RUNNER", "grading.reference.SandboxRunner"))
 GRADER_REFERENCE_TIMEOUT = envfloat("GRADER_REFERENCE_TIMEOUT", 60.0)
 GRADER_ANALYSIS_CACHE_SIZE = envint("GRADER_ANALYSIS_CACHE_SIZE", 128)  # parsed variant analyses kept per process
 GRADER_DEMO_COURSE = envstr("GRADER_DEMO_COURSE", "autograd-101")
@@ -164,6 +167,10 @@ GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
 # Requests that may wait for grading at once per web process (the API's `?wait=`, the page's poll);
 # each holds a server thread, so keep it below the threads (config/gunicorn.py sets it from them).
 GRADER_WAIT_SLOTS = envint("GRADER_WAIT_SLOTS", 4)
+# Measured shortcuts past the framework, each behind a seam (docs/decisions/): a task sent as one LPUSH,
+# and the hot queries compiled once per process. Off: the framework's own path, same behaviour.
+GRADER_FAST_PUBLISH = envbool("GRADER_FAST_PUBLISH", True)
+GRADER_PREPARED_QUERIES = envbool("GRADER_PREPARED_QUERIES", True)
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student a minute, all assignments; 0: none
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0),
@@ -248,6 +255,9 @@ CONTENT_SECURITY_POLICY = {
 # A dotted path to a callable(request) -> list of origins allowed to frame this response too,
 # by default the LTI app's registered platforms. Empty: CSP_FRAME_ANCESTORS only.
 GRADER_FRAME_ANCESTORS_HOOK = envstr("GRADER_FRAME_ANCESTORS_HOOK", "lti.framing.platform_frame_origins")
+# What grading asks of the apps built on it (grader/hooks.py): the LMS gradebook, the staff submission list.
+GRADER_SCORES_CHANGED_HOOK = envstr("GRADER_SCORES_CHANGED_HOOK", "lti.scores.scores_changed")
+GRADER_STAFF_SUBMISSIONS_HOOK = envstr("GRADER_STAFF_SUBMISSIONS_HOOK", "courseops.api.staff_submissions")
 SILENCED_SYSTEM_CHECKS = ["csp.E001"]  # CSP_FRAME_ANCESTORS is ours (read by grader/headers.py), not django-csp 3's
 X_FRAME_OPTIONS = "SAMEORIGIN"  # browsers that know CSP follow frame-ancestors instead
 GRADER_PRIVATE_CACHE_PREFIXES = ("/api/", "/submissions/", "/assignments/", "/admin/", "/metrics")

@@ -7,9 +7,11 @@ from grader.metrics_view import metrics
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/", include("grader.api.urls")),
+    path("api/v1/", include("grader.api.urls")),  # the student API, and the schema of all three
+    path("api/v1/", include("courseops.api_urls")),
+    path("api/v1/", include("authoring.api_urls")),
+    path("staff/", include("authoring.urls")),  # first: courses/new/ is not a course's slug
     path("staff/", include("assignments.urls")),  # staff home, course pages
-    path("staff/", include("authoring.urls")),
     path("staff/", include("courseops.urls")),  # roster, gradebook, analytics, regrades
     path("lti/", include("lti.urls")),
     path("metrics", metrics, name="metrics"),

@@ -1,4 +1,4 @@
-"""The staff API (issue 12 item 6): each view checks access through assignments.access, so a
+"""The staff API: each view checks access through assignments.access, so a
 student of the course gets 403 and the staff of another course 404, then reads or calls one service."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -33,11 +33,8 @@ from courseops.models import Regrade
 from courseops.regrades import RegradeError, regrade_apply_start, regrade_request
 from courseops.submission_lists import PAGE, SubmissionFilter, page_from, submissions_for_staff
 from grader.api.parsers import flat_detail
-from grader.api.serializers import DetailSerializer
+from grader.api.serializers import STAFF_ONLY, DetailSerializer
 from grader.api.waiting import row_waited
-
-STAFF_ONLY = {403: OpenApiResponse(DetailSerializer, description="A student of the course"),
-              404: OpenApiResponse(DetailSerializer, description="Not a course you are staff of")}
 
 
 class CSVRenderer(BaseRenderer):
@@ -92,13 +89,6 @@ def staff_submissions(request: Request, slug: str) -> Response:
                                  offset=offset)
     context = {"request": request, "show_expected": True, "show_reason": True}
     return Response(StaffSubmissionSerializer(rows, many=True, context=context).data)
-
-
-STAFF_FILTERS = [OpenApiParameter(name, str, description=text) for name, text in [
-    ("student", "Staff: only this username"), ("part", "Staff: a part key the other filters apply to"),
-    ("kind", "Staff: diagnosis kind, e.g. missing_path"), ("status", "Staff: queued, running, graded or error"),
-    ("correct", "Staff: true or false"), ("infra", "Staff: 1 for infrastructure errors only"),
-    ("page", f"Staff: page of {PAGE}, newest first")]]
 
 
 class Analytics(APIView):

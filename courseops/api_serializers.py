@@ -1,4 +1,4 @@
-"""Shapes of the staff API (issue 12 item 6): courses, gradebook, everyone's submissions,
+"""Shapes of the staff API: courses, gradebook, everyone's submissions,
 misconception analytics and regrades. Staff see expected values; nothing here reaches students."""
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def stuck_students(stats: PartStats, *, after: int = STUCK_AFTER) -> list[dict[s
 
 
 def part_summary(stats: PartStats, *, stuck_after: int = STUCK_AFTER) -> dict[str, Any]:
-    """The API shape of one part (issue 12 item 6), plus first/final, trend and stuck students."""
+    """The API shape of one part, plus first/final, trend and stuck students."""
     paths = sorted(stats.paths.items(), key=lambda item: (-item[1], item[0]))
     edges = sorted(stats.edges.items(), key=lambda item: (-item[1], item[0]))
     return {

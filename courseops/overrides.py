@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from chainrule.result import counted_score
 from courseops.models import ResultRevision, ScoreOverride
 from grader.models import Result, Submission
 
@@ -37,11 +38,6 @@ def document_with_overrides(*, document: dict[str, Any], overrides: Iterable[Sco
             part["score"] = override.score_after
     changed["score"] = round(sum(part["score"] for part in changed["parts"]), 6)
     return changed
-
-
-def counted_score(document: dict[str, Any]) -> float:
-    """What a Result stores as its score: the document's score times its late factor."""
-    return round(document["score"] * document.get("late_factor", 1.0), 6)
 
 
 def _checked(*, document: dict[str, Any], part: str, score: float, comment: str) -> dict[str, Any]:

@@ -15,15 +15,18 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.utils import timezone
 
 from assignments.models import Assignment, Extension, Variant
+from chainrule.result import counted_score
 from courseops.models import Regrade, ResultRevision
-from courseops.overrides import counted_score, document_with_overrides, overrides_of
+from courseops.overrides import document_with_overrides, overrides_of
 from grader.models import Result, Submission
-from grader.services import submission_regraded
-from grading.reference import ReferenceError
+from grader.workflow import submission_regraded
+from grading.reference import ReferenceRunError
 from grading.variants import variant_ready
+from infra import clock
+from infra.enqueue import enqueue
+from infra.lanes import MAINTENANCE
 
 log = logging.getLogger(__name__)
 SCORE_EPSILON = 1e-9
@@ -51,13 +54,8 @@ def regrade_request(*, assignment: Assignment, by: AbstractBaseUser, submission:
 
 
 def _enqueue(task_name: str, regrade_id: int) -> None:
-    from config.celery_app import app
-    from infra.lanes import MAINTENANCE, queue_name
-
-    try:  # a regrade may grade a whole course: never in a numeric grader's turn
-        app.send_task(task_name, args=[regrade_id], queue=queue_name(lane=MAINTENANCE))
-    except Exception:  # broker down: the row keeps its status; staff can ask again
-        log.exception("could not enqueue %s for regrade %s", task_name, regrade_id)
+    # A regrade may grade a whole course: never in a numeric grader's turn.
+    enqueue(task_name, regrade_id, lane=MAINTENANCE, if_lost="the regrade keeps its status; staff can ask again")
 
 
 def _graded_rows(regrade: Regrade) -> Iterator[Submission]:
@@ -80,7 +78,7 @@ class _Regrader:
         """New Result fields, with the submission's overrides applied again on top."""
         submission.assignment = self.assignment
         if submission.variant_id is None:
-            raise ReferenceError("the submission has no variant")
+            raise ReferenceRunError("the submission has no variant")
         if submission.variant_id not in self.variants:
             stored = Variant.objects.get(id=submission.variant_id)
             stored.assignment = self.assignment
@@ -126,11 +124,11 @@ def regrade_preview_compute(*, regrade_id: int) -> None:
             change = _change(submission, regrader.fields(submission))
             if change is not None:
                 changes.append(change)
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.FAILED, error=str(exc)[:2000])
         return
     Regrade.objects.filter(id=regrade.id, status=Regrade.Status.PREVIEWING).update(
-        status=Regrade.Status.PREVIEWED, changes=changes, checked=checked, previewed_at=timezone.now(),
+        status=Regrade.Status.PREVIEWED, changes=changes, checked=checked, previewed_at=clock.now(),
         fingerprint=assignment_fingerprint(assignment=regrader.assignment))
     if regrade.submission_id is not None:
         regrade_apply_start(regrade_id=regrade.id)
@@ -166,12 +164,12 @@ def regrade_apply(*, regrade_id: int) -> None:
     try:
         for change in regrade.changes:
             _apply_one(regrade=regrade, regrader=regrader, submission_id=change["submission"])
-    except ReferenceError as exc:  # the rows done stay done; applying again resumes
+    except ReferenceRunError as exc:  # the rows done stay done; applying again resumes
         Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.FAILED, error=str(exc)[:2000])
         return
     done = ResultRevision.objects.filter(regrade=regrade).count()
     Regrade.objects.filter(id=regrade.id).update(status=Regrade.Status.APPLIED, applied=done,
-                                                 applied_at=timezone.now())
+                                                 applied_at=clock.now())
 
 
 def _apply_one(*, regrade: Regrade, regrader: _Regrader, submission_id: int) -> None:
@@ -185,6 +183,6 @@ def _apply_one(*, regrade: Regrade, regrader: _Regrader, submission_id: int) -> 
         ResultRevision.objects.create(submission=submission, reason=ResultRevision.Reason.REGRADE, regrade=regrade,
                                       score=result.score, max_score=result.max_score, document=result.document,
                                       highlight=result.highlight)
-        fields["document"]["regraded"] = {"at": timezone.now().isoformat(), "previous_score": result.score,
+        fields["document"]["regraded"] = {"at": clock.now().isoformat(), "previous_score": result.score,
                                           "previous_max_score": result.max_score, "regrade": regrade.id}
         Result.objects.filter(id=result.id).update(**fields)

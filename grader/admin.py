@@ -3,9 +3,9 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
 from grader.models import ApiToken, Result, Submission
+from infra import clock
 
 
 @admin.register(Submission)
@@ -28,7 +28,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        queryset.filter(revoked_at=None).update(revoked_at=timezone.now())
+        queryset.filter(revoked_at=None).update(revoked_at=clock.now())
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # keys are created by `create_user --token`, which shows the key once

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db.models import QuerySet, Sum
 
 from grader.models import PENDING, Submission
-from grader.policy import _now
+from infra import clock
 from infra.lanes import CODE, NUMERIC
 from infra.prepared import prepared_query, prepared_update
 
@@ -33,7 +33,7 @@ def lane_of(*, code: object) -> str:
 
 
 def sandbox_seconds_spent(*, student_id: int) -> float:
-    since = _now() - timedelta(seconds=settings.GRADER_SANDBOX_BUDGET_WINDOW)
+    since = clock.now() - timedelta(seconds=settings.GRADER_SANDBOX_BUDGET_WINDOW)
     spent = Submission.objects.filter(student_id=student_id, lane=CODE, graded_at__gte=since).aggregate(
         total=Sum("sandbox_seconds"))["total"]
     return float(spent or 0.0)
@@ -65,7 +65,7 @@ def held_release(*, student_id: int, enqueue: Callable[[int, str], None]) -> lis
         return []
     released = []
     for submission_id in held[:slots]:
-        if _release_held(submission_id=submission_id, now=_now()):
+        if _release_held(submission_id=submission_id, now=clock.now()):
             enqueue(submission_id, CODE)
             released.append(submission_id)
     return released

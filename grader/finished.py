@@ -25,6 +25,8 @@ from typing import Any
 
 from django.conf import settings
 
+from infra.redis_client import SUBSCRIBE, redis_client
+
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 20.0  # what a client may ask for; callers clamp to it
 RECHECK_S = 1.0  # a waiter re-reads the row this often whatever the listener says
@@ -52,10 +54,8 @@ def _text(value: Any) -> str:
 def finished_announce(*, submission_ids: list[int], then: Callable[[Any], Any] | None = None) -> None:
     """After commit: the rows are graded or errored. Never raises (a lost message costs a waiter ≤ 1 s).
     `then` adds more commands (the latency metric) to the same round trip to Redis, after the wake-ups."""
-    from grader.metrics import _redis
-
     try:
-        pipe = _redis().pipeline(transaction=False)
+        pipe = redis_client().pipeline(transaction=False)
         for submission_id in submission_ids:
             pipe.publish(_channel(), str(submission_id))
         if then is not None:
@@ -67,15 +67,12 @@ def finished_announce(*, submission_ids: list[int], then: Callable[[Any], Any] |
 
 def _listen() -> None:
     """The listener thread's loop: subscribe, wake waiters, resubscribe after any error. Its own
-    connection, without the short socket timeout of the metrics client: it is idle between messages."""
-    import redis
-
+    connection, without a reply timeout (infra/redis_client.py SUBSCRIBE): it is idle between messages."""
     failures = 0
     while True:
         pubsub = None
         try:
-            client = redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_connect_timeout=2,
-                                          health_check_interval=30)
+            client = redis_client(SUBSCRIBE)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             pubsub.psubscribe(CHANNELS)  # the channel is read per message: the queue name may change
             _listening.set()

@@ -3,26 +3,21 @@ may frame the pages (an LMS over LTI)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import cache
+from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.utils.module_loading import import_string
+
+from grader.hooks import resolve
 
 PRIVATE = "private, no-store"
-
-
-@cache
-def _hook(path: str) -> Callable[[HttpRequest], Iterable[str]] | None:
-    return import_string(path) if path else None
 
 
 def frame_ancestors(request: HttpRequest, *, framed: bool = True) -> list[str]:
     """CSP_FRAME_ANCESTORS plus what GRADER_FRAME_ANCESTORS_HOOK(request) adds, without repeats.
     `framed=False` (JSON, which no LMS page frames) leaves the hook, a cache round trip, out."""
     origins = list(settings.CSP_FRAME_ANCESTORS) or ["'self'"]
-    hook = _hook(settings.GRADER_FRAME_ANCESTORS_HOOK)
+    hook = resolve(settings.GRADER_FRAME_ANCESTORS_HOOK)
     if hook is not None and framed:
         origins += [origin for origin in hook(request) if origin not in origins]
     return origins

@@ -7,23 +7,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.conf import settings
+from infra.redis_client import redis_client
 
 log = logging.getLogger(__name__)
 BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-
-
-_clients: dict[str, Any] = {}
-
-
-def _redis() -> Any:
-    """One client (and connection pool) per broker URL and process."""
-    import redis
-
-    url = settings.CELERY_BROKER_URL
-    if url not in _clients:
-        _clients[url] = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
-    return _clients[url]
 
 
 def _prefix() -> str:
@@ -46,7 +33,7 @@ def latency_commands(pipe: Any, *, lane: str, seconds: list[float]) -> Any:
 
 def counter_increment(*, name: str, label: str) -> None:
     try:
-        _redis().hincrby(f"{_prefix()}:{name}", label, 1)
+        redis_client().hincrby(f"{_prefix()}:{name}", label, 1)
     except Exception:
         log.warning("metrics: could not count %s", name, exc_info=True)
 
@@ -61,7 +48,7 @@ def metrics_text() -> str:
     from infra.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
 
     lines: list[str] = []
-    client = _redis()
+    client = redis_client()
     lines += ["# HELP grader_queue_depth Messages waiting on each Celery queue (numeric: drains, each of which "
               "grades every queued numeric submission).", "# TYPE grader_queue_depth gauge"]
     for lane in (NUMERIC, CODE, MAINTENANCE):

@@ -9,15 +9,10 @@ from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from assignments.models import Assignment, Extension
+from infra import clock
 from infra.prepared import prepared_query
-
-
-def _now() -> datetime:
-    """The one clock of grading policy, so tests can move it."""
-    return timezone.now()
 
 
 class _Lookup(Enum):
@@ -94,7 +89,7 @@ def student_policy(*, assignment: Assignment, student_id: int | None, extension:
 
 def window_at(*, assignment: Assignment, at: datetime | None = None, student_id: int | None = None,
               extension: Known = LOOKUP) -> Window:
-    at = at or _now()
+    at = at or clock.now()
     policy = student_policy(assignment=assignment, student_id=student_id, extension=extension)
     if policy.opens_at and at < policy.opens_at:
         opens = policy.local(policy.opens_at, assignment.time_zone)
@@ -109,7 +104,7 @@ def window_at(*, assignment: Assignment, at: datetime | None = None, student_id:
 
 def is_opened(*, assignment: Assignment, at: datetime | None = None) -> bool:
     """Before opens_at students see neither the statement nor the parts."""
-    return assignment.opens_at is None or (at or _now()) >= assignment.opens_at
+    return assignment.opens_at is None or (at or clock.now()) >= assignment.opens_at
 
 
 def late_factor(*, steps: list[list[float]], hours_late: float) -> float:
@@ -137,7 +132,7 @@ def expected_revealed(*, assignment: Assignment, policy: StudentPolicy, attempts
                       at: datetime | None = None) -> bool:
     """Whether this student now sees the expected answers (the assignment's `reveal`), judged by
     their own dates and attempts: an extension postpones the reveal with the deadline it moves."""
-    at = at or _now()
+    at = at or clock.now()
     reveal = assignment.reveal
     if reveal == Assignment.Reveal.AFTER_DUE:
         return policy.due_at is not None and at > policy.due_at

@@ -19,8 +19,11 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Extension, Membership, Part
+from chainrule.result import counted_score
 from grader.models import Result, Submission
 from grader.policy import (
+    LOOKUP,
+    Known,
     StudentPolicy,
     attempts_left,
     expected_revealed,
@@ -130,14 +133,24 @@ def _drawn_values(assignment: Assignment, user: User) -> dict[str, Any]:
     return {name: params[name] for name in sorted(assignment.variant_ranges)}
 
 
-def assignment_visible(*, user: User, slug: str) -> Assignment | None:
-    """One assignment the user may see (as assignment_rows decides), with its parts: all that submitting
-    needs, without the per-student figures of a row. It carries `has_extension`: whether the user has
-    an extension on it (most have none: submitting then reads no extension)."""
+@dataclass(frozen=True)
+class Submittable:
+    """An assignment the user may see, read for submitting to it: its parts, and the user's extension
+    when they have none (None; most have none, and submitting then reads no extension row)."""
+
+    assignment: Assignment
+    extension: Known  # None: no extension; LOOKUP: the user has one, read it when needed
+
+
+def assignment_to_submit(*, user: User, slug: str) -> Submittable | None:
+    """One assignment the user may see (as assignment_rows decides), with what submitting needs, without
+    the per-student figures of a row."""
     assignment: Assignment | None = _visible_by_slug.first(user_id=user.pk, slug=slug)
-    if assignment is not None:
-        assignment_parts_attach(assignment)
-    return assignment
+    if assignment is None:
+        return None
+    assignment_parts_attach(assignment)
+    has_extension: bool = assignment.has_extension  # annotated by _visible_by_slug
+    return Submittable(assignment=assignment, extension=LOOKUP if has_extension else None)
 
 
 @prepared_query
@@ -250,7 +263,7 @@ def result_document(*, submission: Submission, show_expected: bool) -> dict[str,
     if submission.status != Submission.Status.GRADED or result is None:
         return None
     document = dict(result.document)
-    document["score"] = result.score  # after the late factor, as counted
+    document["score"] = counted_score(result.document)  # after the late factor: the Result's score
     document["parts"] = [
         {key: value for key, value in part.items() if show_expected or key != "expected"}
         for part in document["parts"]

@@ -7,7 +7,9 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from config.structured_logging import submission_context
-from grader.services import bench_noop_finish, numeric_drain, submission_grade, submissions_sweep, sweep_defaults
+from grader.bench_floor import bench_noop_finish
+from grader.workflow import numeric_drain, submission_grade, submissions_sweep, sweep_defaults
+from grading.answer_key import variant_warm
 
 # Grading tasks: acknowledged once done, so a worker killed mid-grade has its message delivered again.
 GRADING = {"acks_late": True, "reject_on_worker_lost": True, "soft_time_limit": settings.GRADER_TASK_TIME_LIMIT - 10,
@@ -25,7 +27,7 @@ def grade_submission(submission_id: int) -> None:
              max_retries=8, **GRADING)
 def grade_numeric() -> int:
     """On the numeric lane's queue: grades queued numeric submissions in batches until none is left
-    (grader/services.py numeric_drain); each line it logs for a row names that submission. The
+    (grader/workflow/grade.py numeric_drain); each line it logs for a row names that submission. The
     database away (a restart): tried again after 1, 2, 4 … 30 s, since no new submission may come
     to send the next drain (the sweeper would, after GRADER_SWEEP_QUEUED_AFTER)."""
     return numeric_drain()
@@ -40,8 +42,6 @@ def sweep_submissions() -> int:
 @shared_task(name="grader.warm_variant", acks_late=True, soft_time_limit=50, time_limit=60)
 def warm_variant(assignment_id: int, student_id: int) -> None:
     """Sent to the maintenance queue (grading/answer_key.py): a student's variant for the answer key."""
-    from grading.answer_key import variant_warm
-
     variant_warm(assignment_id=assignment_id, student_id=student_id)
 
 

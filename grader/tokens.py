@@ -24,13 +24,14 @@ from django.contrib.auth.signals import user_login_failed
 from django.db import models
 from django.db.models import QuerySet
 from django.dispatch import receiver
-from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
+from infra import clock
 from infra.prepared import prepared_query
+from infra.redis_client import redis_client
 
 log = logging.getLogger(__name__)
 KEYWORD = "Token"
@@ -56,7 +57,7 @@ class ApiToken(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None and self.expires_at > timezone.now()
+        return self.revoked_at is None and self.expires_at > clock.now()
 
 
 def _hash(key: str) -> str:
@@ -68,13 +69,13 @@ def token_create(*, user: AbstractBaseUser, lifetime: timedelta | None = None) -
     key = secrets.token_urlsafe(30)
     days = settings.GRADER_TOKEN_DAYS
     ApiToken.objects.create(user=user, prefix=key[:PREFIX_LENGTH], key_hash=_hash(key),
-                            expires_at=timezone.now() + (lifetime or timedelta(days=days)))
+                            expires_at=clock.now() + (lifetime or timedelta(days=days)))
     return key
 
 
 def tokens_revoke(*, user: AbstractBaseUser) -> int:
     """Revoke every token of `user` not revoked yet (expired ones too); returns how many."""
-    return ApiToken.objects.filter(user=user, revoked_at=None).update(revoked_at=timezone.now())
+    return ApiToken.objects.filter(user=user, revoked_at=None).update(revoked_at=clock.now())
 
 
 @prepared_query
@@ -89,7 +90,7 @@ def token_user(*, key: str) -> AbstractBaseUser | None:
     token = _token_by_hash.first(key_hash=_hash(key))
     if token is None or not token.is_active or not token.user.is_active:
         return None
-    now = timezone.now()
+    now = clock.now()
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=5):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)  # at most one write per 5 minutes
     return token.user
@@ -109,19 +110,15 @@ def _clean_key(request: Any) -> str:
 
 def _is_clean(request: Any) -> bool:
     """Whether django-axes allowed this address within CLEAN_SECONDS and it has not failed since."""
-    from grader.metrics import _redis
-
     try:
-        return bool(_redis().exists(_clean_key(request)))
+        return bool(redis_client().exists(_clean_key(request)))
     except Exception:
         return False  # cannot tell: ask django-axes
 
 
 def _mark_clean(request: Any) -> None:
-    from grader.metrics import _redis
-
     try:
-        _redis().set(_clean_key(request), 1, ex=CLEAN_SECONDS)
+        redis_client().set(_clean_key(request), 1, ex=CLEAN_SECONDS)
     except Exception:
         log.warning("could not remember a clean token address", exc_info=True)
 
@@ -131,10 +128,8 @@ def _forget_clean(sender: Any, request: Any = None, **_: Any) -> None:
     """Any failed login from the address (a token, the login form, the admin): ask django-axes again."""
     if request is None:
         return
-    from grader.metrics import _redis
-
     try:
-        _redis().delete(_clean_key(request))
+        redis_client().delete(_clean_key(request))
     except Exception:  # the mark expires within CLEAN_SECONDS anyway
         log.warning("could not forget a clean token address", exc_info=True)
 

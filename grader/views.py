@@ -34,7 +34,7 @@ from grader.selectors import (
     submissions_mine,
     viewer_is_staff,
 )
-from grader.services import submission_create
+from grader.workflow import submission_create
 from grading.answer_parsing import AnswerErrors
 
 HISTORY_LIMIT = 200

@@ -43,7 +43,7 @@ def answers_grade(
     """Diagnose every part; parts without an answer score zero.
 
     The variant's seed analysis must be computed; answers must pass answers_parse.
-    Raises ReferenceError when the sandbox or the reference fails (infrastructure).
+    Raises ReferenceRunError when the sandbox or the reference fails (infrastructure).
     """
     analysis = variant_analysis(variant=variant)
     all_parts = list(assignment.parts.all())

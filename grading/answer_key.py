@@ -18,8 +18,10 @@ from assignments.models import Assignment, Variant
 from chainrule import Analysis, graph_svg
 from chainrule.picture.labels import Reveal
 from grading.part_answers import part_answer
-from grading.reference import ReferenceError
+from grading.reference import ReferenceRunError
 from grading.variants import params_for_student, reference_hash, variant_get
+from infra.enqueue import enqueue
+from infra.lanes import MAINTENANCE
 
 log = logging.getLogger(__name__)
 WARM_DEDUP_SECONDS = 60
@@ -62,13 +64,8 @@ def answer_key_svg(*, assignment: Assignment, student_id: int) -> str | None:
 def _warm_later(*, assignment_id: int, student_id: int) -> None:
     if not cache.add(f"warm-variant:{assignment_id}:{student_id}", 1, timeout=WARM_DEDUP_SECONDS):
         return  # queued a moment ago
-    from grader.tasks import warm_variant
-    from infra.lanes import MAINTENANCE, queue_name
-
-    try:
-        warm_variant.apply_async(args=[assignment_id, student_id], queue=queue_name(lane=MAINTENANCE))
-    except Exception:  # broker down: the next page view asks again
-        log.exception("could not queue the variant of student %s on assignment %s", student_id, assignment_id)
+    enqueue("grader.warm_variant", assignment_id, student_id, lane=MAINTENANCE,
+            if_lost="the next page view asks again")
 
 
 def variant_warm(*, assignment_id: int, student_id: int) -> None:
@@ -79,5 +76,5 @@ def variant_warm(*, assignment_id: int, student_id: int) -> None:
         return
     try:
         variant_get(assignment=assignment, params=params_for_student(assignment=assignment, student_id=student_id))
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         log.warning("the reference fails for student %s on %s: %s", student_id, assignment.slug, exc)

@@ -18,20 +18,20 @@ from chainrule import Diagnosis, Highlight
 from chainrule.answers.code_grading import grade_code
 from chainrule.code.harness import harness_source
 from config.structured_logging import current_log_fields
-from grading.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
+from grading.reference import SandboxUnavailable, sandbox_limits
 
 MAX_CODE_CHARS = 50_000
 
 
 def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
-    """Raises ReferenceError when the sandbox itself is unavailable (an infrastructure error)."""
+    """Raises ReferenceRunError when the sandbox itself is unavailable (an infrastructure error)."""
     return code_parts_diagnoses(parts=[part], sources={part.key: source}, points=points, analyses=analyses)[part.key]
 
 
 def code_parts_diagnoses(*, parts: list[Part], sources: dict[str, str], points: list[dict[str, Any]],
                          analyses: list[Any]) -> dict[str, Diagnosis]:
     """Every code part of a submission at every point in one sandbox job (two when some are by hand:
-    those run where torch does not exist). Raises ReferenceError when the sandbox is unavailable."""
+    those run where torch does not exist). Raises ReferenceRunError when the sandbox is unavailable."""
     outputs: dict[str, Any] = {}
     for without_torch in (False, True):
         group = [part for part in parts if part.code.by_hand == without_torch]
@@ -78,7 +78,7 @@ def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
                          socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:
-        raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None
+        raise SandboxUnavailable(exc) from None
     if result.status == "ok" and result.result is not None:
         return result.result
     # Timeouts, memory and crashes are the student's program's doing: feedback, not errors.

@@ -14,7 +14,7 @@ from django.conf import settings
 from chainrule.answers.formula_job import CHECK_JOB, equivalence_request
 from chainrule.answers.formula_parse import Formula
 from config.structured_logging import current_log_fields
-from grading.reference import SANDBOX_HINT, ReferenceError, sandbox_limits
+from grading.reference import ReferenceRunError, SandboxUnavailable, sandbox_limits
 
 CPU_SECONDS = 2.0
 WALL_SECONDS = 4.0
@@ -24,7 +24,7 @@ MEMORY_MB = 512
 def formula_equivalence_check(answer: Formula, reference: Formula, variables: list[str],
                               points: list[dict[str, float]]) -> bool | None:
     """True/False from SymPy; None when the job ran out of time or memory.
-    Raises ReferenceError when the sandbox itself is unavailable (an infrastructure error)."""
+    Raises ReferenceRunError when the sandbox itself is unavailable (an infrastructure error)."""
     from sandbox.client import SandboxError, run_job
 
     limits = replace(sandbox_limits(), cpu_seconds=CPU_SECONDS, wall_seconds=WALL_SECONDS, memory_mb=MEMORY_MB)
@@ -33,10 +33,10 @@ def formula_equivalence_check(answer: Formula, reference: Formula, variables: li
                          limits=limits, socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                          allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
     except SandboxError as exc:
-        raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None
+        raise SandboxUnavailable(exc) from None
     if result.status in ("timeout", "memory"):
         return None
     reply = result.result
     if result.status != "ok" or not isinstance(reply, dict) or not isinstance(reply.get("equivalent"), bool):
-        raise ReferenceError(result.error or f"formula check ended with status {result.status}")
+        raise ReferenceRunError(result.error or f"formula check ended with status {result.status}")
     return bool(reply["equivalent"])

@@ -19,8 +19,16 @@ from chainrule import Analysis
 from config.structured_logging import current_log_fields
 
 
-class ReferenceError(Exception):
+class ReferenceRunError(Exception):
     """The reference program could not be analysed (an authoring or infrastructure problem)."""
+
+
+class SandboxUnavailable(ReferenceRunError):
+    """The sandbox server could not be reached or gave up on the job's connection: nobody's fault in the
+    program, and worth trying again shortly (a restart under load takes tens of seconds)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(f"sandbox unavailable: {cause} ({SANDBOX_HINT})")
 
 
 class ReferenceRunner:
@@ -32,7 +40,7 @@ class ReferenceRunner:
         reply = self.request({"program": program, "points": points, "parts": parts})
         analyses = reply.get("analyses") if isinstance(reply, dict) and reply.get("ok") else None
         if not isinstance(analyses, list) or len(analyses) != len(points):
-            raise ReferenceError(str(reply.get("error", "malformed reply"))[:2000] if isinstance(reply, dict)
+            raise ReferenceRunError(str(reply.get("error", "malformed reply"))[:2000] if isinstance(reply, dict)
                                  else "malformed reply")
         return [_valid_analysis(item) if item is not None else None for item in analyses]
 
@@ -51,7 +59,7 @@ class SubprocessRunner(ReferenceRunner):
                 timeout=settings.GRADER_REFERENCE_TIMEOUT, cwd=settings.BASE_DIR, env=env,
             )
         except subprocess.TimeoutExpired:
-            raise ReferenceError(f"reference program exceeded {settings.GRADER_REFERENCE_TIMEOUT:g} s") from None
+            raise ReferenceRunError(f"reference program exceeded {settings.GRADER_REFERENCE_TIMEOUT:g} s") from None
         return _decode(proc.stdout, proc.stderr)
 
 
@@ -83,9 +91,9 @@ class SandboxRunner(ReferenceRunner):
                              socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
                              allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
         except SandboxError as exc:
-            raise ReferenceError(f"sandbox unavailable: {exc} ({SANDBOX_HINT})") from None
+            raise SandboxUnavailable(exc) from None
         if result.status != "ok" or not isinstance(result.result, dict):
-            raise ReferenceError(result.error or f"reference job ended with status {result.status}")
+            raise ReferenceRunError(result.error or f"reference job ended with status {result.status}")
         return result.result
 
 
@@ -106,24 +114,24 @@ def _decode(stdout: str, stderr: str) -> Any:
     try:
         return json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        raise ReferenceError(f"reference analysis crashed: {stderr.strip()[-2000:] or 'no output'}") from None
+        raise ReferenceRunError(f"reference analysis crashed: {stderr.strip()[-2000:] or 'no output'}") from None
 
 
 def _checked_reply(reply: Any) -> dict[str, Any]:
     """The reply is untrusted data: check its shape before anything reads it."""
     if not isinstance(reply, dict) or not reply.get("ok"):
         error = reply.get("error", "unknown error") if isinstance(reply, dict) else "malformed reply"
-        raise ReferenceError(str(error)[:2000])
+        raise ReferenceRunError(str(error)[:2000])
     return _valid_analysis(reply.get("analysis"))
 
 
 def _valid_analysis(analysis: Any) -> dict[str, Any]:
     if not isinstance(analysis, dict):
-        raise ReferenceError("reference analysis returned no analysis")
+        raise ReferenceRunError("reference analysis returned no analysis")
     try:
         Analysis.from_json(analysis)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ReferenceError(f"reference analysis is malformed: {exc}") from None
+        raise ReferenceRunError(f"reference analysis is malformed: {exc}") from None
     return analysis
 
 

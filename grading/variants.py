@@ -12,14 +12,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from assignments.models import Assignment, Variant
 from assignments.part_config import CodeConfig, SymbolicConfig, reference_keys
 from chainrule import Analysis
 from chainrule.evaluation_points import evaluation_points, usable_points
 from grading.analysis_cache import Lru
-from grading.reference import ReferenceError, get_runner
+from grading.reference import ReferenceRunError, get_runner
+from infra import clock
 
 ANALYSIS_VERSION = 11  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
@@ -71,7 +71,7 @@ def _draw(rng: random.Random, rule: dict[str, Any], default: Any) -> Any:
 def variant_get(*, assignment: Assignment, params: dict[str, Any]) -> Variant:
     """The variant for these parameters with its analysis, computing it once if needed.
 
-    Raises ReferenceError when the reference program fails (stored on the variant too).
+    Raises ReferenceRunError when the reference program fails (stored on the variant too).
     """
     digest = reference_hash(assignment=assignment, params=params)
     return _ready(_variant_row(assignment=assignment, params=params, digest=digest), assignment)
@@ -83,7 +83,7 @@ def variant_ready(*, variant: Variant, assignment: Assignment | None = None) -> 
     A submission made before the instructor changed the reference is graded with the new one,
     and an old row never caches the analysis of a program other than the one it is keyed by.
     `assignment` saves a query when the caller holds it (with its parts prefetched).
-    Raises ReferenceError when the reference fails.
+    Raises ReferenceRunError when the reference fails.
     """
     assignment = assignment or variant.assignment
     digest = reference_hash(assignment=assignment, params=variant.params)
@@ -146,10 +146,10 @@ def _variant_compute(*, variant: Variant) -> None:
     keys = assignment_keys(assignment)
     try:
         analysis = get_runner().analyze(program=assignment.reference_program, params=variant.params, parts=keys)
-    except ReferenceError as exc:
+    except ReferenceRunError as exc:
         Variant.objects.filter(id=variant.id).update(error=str(exc))
         raise
-    variant.analysis, variant.error, variant.computed_at = analysis, "", timezone.now()
+    variant.analysis, variant.error, variant.computed_at = analysis, "", clock.now()
     Variant.objects.filter(id=variant.id).update(
         analysis=analysis, error="", computed_at=variant.computed_at
     )
@@ -180,7 +180,7 @@ def _points_compute(*, variant: Variant) -> None:
     analyses = get_runner().analyze_points(program=assignment.reference_program, points=drawn,
                                            parts=assignment_keys(assignment))
     if analyses[0] is None:
-        raise ReferenceError("the reference program fails at the seed point")
+        raise ReferenceRunError("the reference program fails at the seed point")
     parsed = [Analysis.from_json(item) if item is not None else None for item in analyses]
     points, kept = usable_points(drawn, parsed, count=POINT_COUNT)
     variant.point_analyses = {"points": points, "analyses": [item.to_json() for item in kept]}

@@ -6,9 +6,10 @@ is the same every time but for its ids and arguments, so this writes the Celery 
 `apply_async` would send (tests/test_publish.py compares the two key by key) straight onto the
 queue's list in the broker, as kombu's Redis transport does: a worker cannot tell them apart.
 
-Only for a Redis broker and a task without eta or countdown; anything else goes through
-`apply_async` (eager mode in unit tests, other brokers). Raises what the Redis client raises, as
-`apply_async` would: callers leave the row queued for the sweeper.
+Reached only through infra/enqueue.py, and only for a Redis broker and a task without eta or
+countdown; anything else goes through `apply_async` (eager mode in unit tests, other brokers). Why it
+is kept, what it depends on and what guards it: docs/decisions/0001-fast-publish.md. Raises what
+the Redis client raises, as `apply_async` would (infra/enqueue.py logs it).
 """
 
 from __future__ import annotations
@@ -20,17 +21,13 @@ import socket
 import uuid
 from typing import Any
 
+from infra.redis_client import PUBLISH, redis_client
+
 _EMBED = {"callbacks": None, "errbacks": None, "chain": None, "chord": None}
-_clients: dict[str, Any] = {}
 
 
 def _redis(url: str) -> Any:
-    """One client per broker URL and process; the same short timeouts as the metrics client."""
-    import redis
-
-    if url not in _clients:
-        _clients[url] = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=1.0)
-    return _clients[url]
+    return redis_client(PUBLISH, url=url)
 
 
 def _lean(app: Any) -> bool:

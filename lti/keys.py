@@ -11,14 +11,15 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 from lti_tool.models import Key
+
+from infra import clock
 
 
 def signing_key() -> Key:
     """The newest active key published long enough ago; the oldest active one while none is."""
     active = Key.objects.active()
-    published_before = timezone.now() - timedelta(seconds=settings.LTI_KEY_PUBLISH_SECONDS)
+    published_before = clock.now() - timedelta(seconds=settings.LTI_KEY_PUBLISH_SECONDS)
     ready = active.filter(datetime_created__lte=published_before).order_by("-datetime_created").first()
     if ready is not None:
         return ready
@@ -38,7 +39,7 @@ def key_rotate(*, retire_after: timedelta | None) -> Key:
     current = signing_key()
     new = Key.objects.generate()
     if retire_after is not None:
-        cutoff = min(current.datetime_created, timezone.now() - retire_after)
+        cutoff = min(current.datetime_created, clock.now() - retire_after)
         Key.objects.active().filter(datetime_created__lt=cutoff).update(is_active=False)
     return new
 

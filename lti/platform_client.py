@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 import uuid
 from typing import Any
 
@@ -14,6 +13,7 @@ from django.core.cache import caches
 from jwcrypto.jwk import JWK
 from lti_tool.models import LtiRegistration
 
+from infra import clock
 from lti.keys import signing_key
 
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -28,7 +28,7 @@ class PlatformError(Exception):
 
 def _client_assertion(*, registration: LtiRegistration) -> str:
     key = signing_key()
-    now = int(time.time())
+    now = int(clock.now().timestamp())
     claims = {"iss": registration.client_id, "sub": registration.client_id,
               "aud": registration.audience or registration.token_url, "iat": now, "exp": now + 300,
               "jti": uuid.uuid4().hex}

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 from lti_tool.models import LtiUser
 
 from assignments.models import Membership
 from assignments.services import membership_set
+from infra import clock
+from infra.enqueue import enqueue
+from infra.lanes import NUMERIC
 from lti.launch import user_for_lti
 from lti.models import ContextCourse
 from lti.platform_client import NRPS_SCOPE, PlatformError, platform_call
@@ -31,7 +33,7 @@ def roster_sync(*, context_course_id: int) -> int:
         ContextCourse.objects.filter(id=link.id).update(roster_error=str(exc)[:2000])
         raise
     active = _apply(link=link, members=members)
-    ContextCourse.objects.filter(id=link.id).update(roster_synced_at=timezone.now(), roster_error="")
+    ContextCourse.objects.filter(id=link.id).update(roster_synced_at=clock.now(), roster_error="")
     return active
 
 
@@ -66,3 +68,9 @@ def _apply(*, link: ContextCourse, members: list[dict[str, Any]]) -> int:
         else:  # dropped in the LMS: no longer in our course, their submissions stay
             Membership.objects.filter(user=user, course=link.course).delete()
     return active
+
+
+def roster_sync_enqueue(context_course_id: int) -> None:
+    """The task that reads the LMS course's members (on the default queue, which the numeric lane serves)."""
+    enqueue("lti.sync_roster", context_course_id, lane=NUMERIC,
+            if_lost="instructors can sync the roster from the scores page later")

@@ -1,23 +1,24 @@
 """AGS score publishing: the counted score of a student goes to the LMS column of each bound link.
 
-`lti_score_publish_later` is the one call grading makes (on commit); the Celery task
+`scores_changed` is the one call grading makes (on commit, through grader/hooks.py); the Celery task
 `lti.publish_score` sends the row with retries. Grading never waits for a platform.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
-from django.utils import timezone
 from lti_tool.models import LtiUser
 
 from assignments.models import Assignment
+from config.structured_logging import submission_context
 from grader.models import Result, Submission
+from infra import clock
+from infra.enqueue import enqueue
+from infra.lanes import NUMERIC
 from lti.models import LinkAssignment, ScoreDelivery
 from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, platform_call
 
@@ -25,35 +26,37 @@ log = logging.getLogger(__name__)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 
-def lms_user_exists() -> Exists:
-    """For a query over submissions: whether the submission's student ever arrived from an LMS."""
-    return Exists(LtiUser.objects.filter(auth_user_id=OuterRef("student_id")))
+def scores_changed(changed: list[tuple[int, int]]) -> None:
+    """GRADER_SCORES_CHANGED_HOOK: after grading committed these (submission, student) pairs, queue the
+    counted score of the students who came from an LMS for every LMS link of the assignment. Never raises.
 
-
-def lti_score_publish_later(*, submission_id: int, student_id: int, lms_user: bool | None = None) -> None:
-    """Queue the student's counted score for every LMS link of the assignment. Never raises.
-
-    A student who never arrived from an LMS has nothing to publish: one cheap query, no transaction
-    (the common case, run after every graded submission), or none when the caller read `lms_user`
-    (`lms_user_exists`) with the submission."""
+    Most students never arrived from an LMS and have nothing to publish: one cheap query for the whole
+    batch finds those who did, with no transaction."""
     try:
-        if lms_user is None:
-            lms_user = LtiUser.objects.filter(auth_user_id=student_id).exists()
-        if not lms_user:
-            return
+        from_lms = set(LtiUser.objects.filter(auth_user_id__in={student for _, student in changed})
+                       .values_list("auth_user_id", flat=True))
+    except Exception:
+        log.exception("could not look up LMS users for submissions %s", [pair[0] for pair in changed])
+        return
+    for submission_id, student_id in changed:
+        if student_id in from_lms:
+            with submission_context(submission_id):  # what it logs names the submission
+                lti_score_publish_later(submission_id=submission_id)
+
+
+def lti_score_publish_later(*, submission_id: int) -> None:
+    """Queue the student's counted score for every LMS link of the assignment. Never raises."""
+    try:
         for delivery_id in score_deliveries_update(submission_id=submission_id):
-            _enqueue(delivery_id)
+            score_enqueue(delivery_id)
     except Exception:  # grading has committed; a publishing bug must not surface there
         log.exception("could not queue LTI scores for submission %s", submission_id)
 
 
-def _enqueue(delivery_id: int) -> None:
-    from lti.tasks import publish_score
-
-    try:
-        publish_score.delay(delivery_id)
-    except Exception:  # broker down: the row stays pending, visible to instructors, retried from their page
-        log.exception("could not enqueue LTI score delivery %s", delivery_id)
+def score_enqueue(delivery_id: int) -> None:
+    """The task that sends one score row (on the default queue, which the numeric lane serves)."""
+    enqueue("lti.publish_score", delivery_id, lane=NUMERIC,
+            if_lost="the row stays pending, visible to instructors, who can retry it from the scores page")
 
 
 def counted_result(*, user_id: int, assignment: Assignment) -> Result | None:
@@ -82,7 +85,7 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
         row = ScoreDelivery.objects.select_for_update().filter(link=link, user_id=submission.student_id).first()
         if row is not None and all(getattr(row, k) == v for k, v in fields.items()):
             continue
-        now_ms = int(time.time() * 1000)
+        now_ms = int(clock.now().timestamp() * 1000)
         if row is None:
             row = ScoreDelivery.objects.create(link=link, user_id=submission.student_id, timestamp_ms=now_ms, **fields)
         else:
@@ -134,7 +137,7 @@ def score_publish(*, delivery_id: int) -> bool:
                   scopes=[SCORE_SCOPE], json=body, headers={"Content-Type": SCORE_TYPE})
     # Sent: unless a newer score arrived meanwhile (its own task sends it).
     ScoreDelivery.objects.filter(id=row.id, timestamp_ms=stamp).update(
-        status=ScoreDelivery.Status.SENT, sent_at=timezone.now(), last_error="")
+        status=ScoreDelivery.Status.SENT, sent_at=clock.now(), last_error="")
     return True
 
 

@@ -17,6 +17,8 @@ from lti.deep_linking import deep_link_response
 from lti.framing import form_action_allow
 from lti.launch import link_bind
 from lti.models import ContextCourse, ScoreDelivery
+from lti.roster import roster_sync_enqueue
+from lti.scores import score_enqueue
 from lti.views import refusal
 
 
@@ -94,13 +96,11 @@ def course_lms_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _retry(*, course: Course, what: str) -> None:
-    from lti.tasks import publish_score, sync_roster
-
     if what == "scores":
         rows = ScoreDelivery.objects.filter(link__assignment__course=course).exclude(status=ScoreDelivery.Status.SENT)
         for delivery_id in rows.values_list("id", flat=True)[:500]:
             ScoreDelivery.objects.filter(id=delivery_id).update(status=ScoreDelivery.Status.PENDING)
-            publish_score.delay(delivery_id)
+            score_enqueue(delivery_id)
     elif what == "roster":
         for row_id in ContextCourse.objects.filter(course=course).values_list("id", flat=True):
-            sync_roster.delay(row_id)
+            roster_sync_enqueue(row_id)

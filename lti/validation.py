@@ -21,11 +21,11 @@ from django.core.cache import caches
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils import timezone
 from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch
 from pylti1p3.exception import LtiException
 from pylti1p3.message_launch import TKeySet
 
+from infra import clock
 from lti.claim_shapes import claims_problem
 from lti.models import UsedNonce
 from lti.tool_config import ToolConfig
@@ -94,7 +94,7 @@ def launch_storage() -> DjangoCacheDataStorage:
 
 def nonce_consume(*, issuer: str, nonce: str) -> None:
     """Raise LtiException when this nonce was used before (a replayed id_token)."""
-    cutoff = timezone.now() - timedelta(days=2)  # id_tokens live minutes; older rows only take space
+    cutoff = clock.now() - timedelta(days=2)  # id_tokens live minutes; older rows only take space
     UsedNonce.objects.filter(used_at__lt=cutoff).delete()
     try:
         with transaction.atomic():

@@ -21,6 +21,7 @@ from lti.framing import form_action_allow, platform_auth_origins
 from lti.keys import signing_key, tool_jwks
 from lti.launch import Arrival, LaunchRefused, launch_accept
 from lti.models import ContextCourse
+from lti.roster import roster_sync_enqueue
 from lti.tool_config import ToolConfig
 from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
 
@@ -85,18 +86,9 @@ def _status_for(reason: str) -> int:
 
 
 def _sync_roster_later(*, context_id: int) -> None:
-    from lti.tasks import sync_roster
-
     row = ContextCourse.objects.filter(context_id=context_id).first()
     if row is not None:
-        transaction.on_commit(lambda: _delay_quietly(sync_roster, row.id))
-
-
-def _delay_quietly(task: object, *args: object) -> None:
-    try:
-        task.delay(*args)  # type: ignore[attr-defined]
-    except Exception:  # broker down: instructors can sync from the scores page later
-        log.exception("could not enqueue %s", task)
+        transaction.on_commit(lambda: roster_sync_enqueue(row.id))
 
 
 def _destination(request: HttpRequest, *, arrival: Arrival, lti_launch: LtiLaunch) -> HttpResponse:

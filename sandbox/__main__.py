@@ -35,8 +35,8 @@ def _ensure_empty_environment() -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     _ensure_empty_environment()
-    from sandbox import server  # noqa: PLC0415 - after the re-exec: keep the first process small
-    from sandbox.backends import BackendUnavailable  # noqa: PLC0415
+    from sandbox import server  # after the re-exec: keep the first process small
+    from sandbox.backends import BackendUnavailable
 
     config = server.ServerConfig(
         socket_path=os.path.abspath(args.socket), slots=args.slots or server.default_slots(),
@@ -61,7 +61,7 @@ def _limits(args: argparse.Namespace) -> Limits:
 
 
 def _one_off(args: argparse.Namespace, submit: Callable[[str], JobResult]) -> JobResult:
-    from sandbox import server  # noqa: PLC0415
+    from sandbox import server
 
     with tempfile.TemporaryDirectory(prefix="sandbox-cli-") as directory:
         socket_path = os.path.join(directory, "sandbox.sock")

@@ -36,7 +36,7 @@ def hardened_unavailable_reason() -> str | None:
     if os.geteuid() != 0:
         return "the hardened backend must run as root (it switches each job to a seat uid)"
     try:
-        from sandbox.seccomp import build_filter  # noqa: PLC0415 - libseccomp may be missing
+        from sandbox.seccomp import build_filter  # libseccomp may be missing
 
         build_filter()
     except OSError as exc:
@@ -48,7 +48,7 @@ def hardened_unavailable_reason() -> str | None:
             linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
             linux.mount("tmpfs", tempfile.gettempdir(), "tmpfs", 0, "size=64k")
             os._exit(0)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             os._exit(1)
     _, status = os.waitpid(pid, 0)
     return None if status == 0 else "creating namespaces or mounts failed (a container without CAP_SYS_ADMIN?)"
@@ -164,7 +164,7 @@ def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR) -> dict[
 def torch_dirs() -> tuple[str, ...]:
     """torch's package and its companions, as real paths, found without importing torch: what the
     torch-less server's root shows empty."""
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
 
     try:
         spec = importlib.util.find_spec("torch")
@@ -193,8 +193,8 @@ def system_libraries() -> list[str]:
     """The system shared objects jobs need, as the paths the loader opens: what Python, its
     extension modules (lib-dynload), numpy and every object this (warm) process has mapped link
     against, by `ldd`. Not /usr/lib whole: no chromium, postgresql or jvm in the jail."""
-    import glob  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
+    import glob
+    import subprocess
 
     objects = {os.path.realpath(sys.executable)}
     with contextlib.suppress(OSError), open("/proc/self/maps") as maps:

@@ -123,7 +123,7 @@ def run_proxy(*, zygote: socket.socket, init: InitLink, seat: Seat, ctx: ServerC
     except InitUnavailable as exc:
         log.error("seat %d: %s", seat.index, exc)
         code = 1
-    except BaseException:  # noqa: BLE001 - a proxy must never fall back into the zygote's loop
+    except BaseException:  # a proxy must never fall back into the zygote's loop
         log.exception("seat %d: proxy failed", seat.index)
         code = 1
     finally:

@@ -208,7 +208,7 @@ def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> 
             _reset(seat, ctx, work_dir)
             if not _serve_one(seat, ctx, line, wake_read):
                 break
-    except BaseException as exc:  # noqa: BLE001 - reported as an infrastructure failure
+    except BaseException as exc:  # reported as an infrastructure failure
         send(control, event="failure", message=f"seat init: {exc!r}")
         os._exit(1)
     finally:

@@ -113,7 +113,7 @@ def share(config: ServerConfig, backend: str) -> Shared:
     if backend != HARDENED:
         return Shared(uids, None, None, torch_dirs)
     backends.claim_seat_uids(uids)
-    from sandbox.seccomp import build_filter  # noqa: PLC0415
+    from sandbox.seccomp import build_filter
 
     tree, description = setup_cgroups(str(os.getpid()), len(uids))
     log.info("%s", description)
@@ -123,7 +123,7 @@ def share(config: ServerConfig, backend: str) -> Shared:
 def prepare(config: ServerConfig, backend: str, shared: Shared, *, with_torch: bool) -> Prepared:
     """Everything one zygote does once: its preloads warm, allow-list and root, seats."""
     sys.path.insert(0, backends.GUEST_DIR)
-    import sandbox_guest  # noqa: F401, PLC0415 - preloaded so forked jobs need no file access
+    import sandbox_guest  # noqa: F401 - preloaded so forked jobs need no file access
 
     dirs = _package_dirs(config, with_torch)
     hardened = backend == HARDENED

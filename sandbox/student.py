@@ -59,7 +59,7 @@ def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> N
     """Body of the student process; never returns."""
     try:
         confine.wire_descriptors(pipes)
-    except BaseException as exc:  # noqa: BLE001 - must not fall back into the init's code
+    except BaseException as exc:  # must not fall back into the init's code
         _report_failure(pipes.status, f"descriptors: {exc!r}")
     try:
         warm.touch_common_paths(with_torch=ctx.torch)  # take the copy-on-write faults now, while no job waits
@@ -70,7 +70,7 @@ def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> N
         if ctx.root is not None:
             jail.size_job_fs(limits)
         confine.lock_down(limits=limits, identity=seat.identity, data_base=ctx.data_base, seccomp=ctx.seccomp)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         _report_failure(confine.SETUP_STATUS_FD, f"confinement: {exc!r}")
     if job.get("fresh"):
         _exec_fresh_interpreter(job, limits, ctx)

@@ -53,7 +53,7 @@ def start(run: Callable[[int], int]) -> Sibling:
             if os.getppid() != parent:
                 os._exit(code)  # the server died before the line above
             code = run(write)
-        except BaseException as exc:  # noqa: BLE001 - reported to the server, which refuses to start
+        except BaseException as exc:  # reported to the server, which refuses to start
             log.exception("torch-less server failed")
             with contextlib.suppress(OSError):
                 os.write(write, f"E{exc!r}".encode()[:2000])

@@ -76,7 +76,7 @@ def assert_single_threaded() -> None:
 
 def import_torch() -> types.ModuleType:
     os.environ.update(THREAD_VARIABLES)
-    import torch  # noqa: PLC0415 - must follow the thread variables
+    import torch  # must follow the thread variables
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from assignments.models import Assignment, Course, Membership, Part
 from grader.models import Submission
-from grader.services import submission_create, submission_grade
+from grader.workflow import submission_create, submission_grade
 
 REFERENCE = """
 x = torch.tensor(x0, requires_grad=True)

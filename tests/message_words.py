@@ -1,4 +1,4 @@
-"""The rules every feedback message must keep (issue 8, item 5), checked on
+"""The rules every feedback message must keep, checked on
 messages rendered from real analyses:
 
 - no name from the parameter table (x0, xs, ws…) unless the student sees it

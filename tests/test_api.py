@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from assignments.models import Assignment, Course
 from grader.models import Submission
-from grader.services import attempts_used
+from grader.workflow import attempts_used
 from tests.clients import api, keys_anywhere
 from tests.seed_answers import NUMERIC, answers_for, code_for
 

@@ -13,7 +13,7 @@ from assignments.models import Assignment
 from assignments.services import course_demo
 from authoring import publishing
 from grader.policy import PolicyError, window_at
-from grader.services import submission_create
+from grader.workflow import submission_create
 from tests.clients import api, logged_in
 
 pytestmark = pytest.mark.django_db

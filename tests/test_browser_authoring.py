@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.test_browser import OUTPUT, log_in
-from tests.test_browser import page as page  # noqa: F401  (the fixture)
+from tests.test_browser import page as page  # the fixture
 
 REFERENCE_LINES = ["x = torch.tensor(x0, requires_grad=True)", "y = torch.tensor(y0, requires_grad=True)",
                    "z = 3 * x**2 + 2 * y", "z.backward()"]
@@ -34,7 +34,7 @@ def _type_reference(page: Any, lines: list[str]) -> None:
 @pytest.mark.browser
 @pytest.mark.integration
 def test_an_instructor_authors_previews_vets_and_publishes_and_a_student_answers(
-    live_db: None, worker: Any, web_server: str, instructor: Any, student: Any, page: Any  # noqa: F811
+    live_db: None, worker: Any, web_server: str, instructor: Any, student: Any, page: Any
 ) -> None:
     OUTPUT.mkdir(exist_ok=True)
     slug = f"browser-{uuid.uuid4().hex[:6]}"

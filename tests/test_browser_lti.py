@@ -18,7 +18,7 @@ from tests.lti_platform.fixtures import platform_running
 from tests.lti_platform.launches import LEARNER, LaunchSpec, Member
 from tests.lti_platform.server import LmsPlatform
 from tests.lti_platform.services import line_item_create
-from tests.test_browser import page as page  # noqa: F401  (the Chromium page fixture)
+from tests.test_browser import page as page  # the Chromium page fixture
 
 OUTPUT = Path(__file__).resolve().parent.parent / "test-output"
 

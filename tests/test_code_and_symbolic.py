@@ -66,7 +66,7 @@ def test_a_correct_solution_written_differently_gets_full_marks(tmp_path: Path, 
 
 
 def test_calling_backward_in_the_by_hand_part_earns_nothing(tmp_path: Path) -> None:
-    """Issue 10: grad_z asks for the backward pass by hand, so the catalog sets forbid_autograd."""
+    """grad_z asks for the backward pass by hand, so the catalog sets forbid_autograd."""
     source = ("import torch\n\ndef grad_z(x, y):\n    x = torch.tensor(x, requires_grad=True)\n"
               "    y = torch.tensor(y, requires_grad=True)\n    (x * y + x**2).backward()\n"
               "    return x.grad.item(), y.grad.item()\n")
@@ -113,7 +113,7 @@ def test_a_missing_seed_reports_the_error_on_the_students_line(tmp_path: Path) -
 
 
 def test_a_program_ignoring_the_given_seed_is_caught(tmp_path: Path) -> None:
-    """Issue 10: the seeded part varies `seed` between points (config.vary), so the default seed of
+    """the seeded part varies `seed` between points (config.vary), so the default seed of
     ones passes only at the statement's point, not at the others."""
     source = "x = torch.tensor(xs, requires_grad=True)\ny = x**2\ny.backward(torch.ones_like(y))\n"
     assert not grade_code(tmp_path, "non-scalar", "seeded", source)["correct"]

@@ -1,4 +1,4 @@
-"""Issue 8's corpus: assignments no engine code was written for (tests/corpus/assignments)
+"""The corpus: assignments no engine code was written for (tests/corpus/assignments)
 and, per assignment, right answers in every accepted format and realistic wrong answers
 whose expected diagnosis comes from the mistake (tests/corpus/derive computes each number).
 
@@ -110,7 +110,7 @@ def grade_batch(slug: str, batch: list[Case]) -> None:
     try:
         call_command("grade", slug, *(f"{c.part}={c.answer}" for c in batch), "--json", stdout=out)
         parts = {part["part"]: part for part in json.loads(out.getvalue())["parts"]}
-    except BaseException as exc:  # noqa: BLE001  (a crash is a finding, reported per case)
+    except BaseException as exc:  # a crash is a finding, reported per case
         if len(batch) > 1:  # find which answer crashed
             for case in batch:
                 grade_batch(slug, [case])
@@ -265,7 +265,7 @@ def test_wrong_answers_are_diagnosed_with_the_mistake(graded: list[Case]) -> Non
 
 
 def test_every_message_keeps_the_words_rules(graded: list[Case]) -> None:
-    """Issue 8 item 5 on every diagnosis kind the catalog and the corpus can produce: each
+    """The message rules on every diagnosis kind the catalog and the corpus can produce: each
     hypothesis's own message, the diagnosis of its number, an unknown, and every corpus answer
     graded through the real pipeline (formula parts included)."""
     from tests.message_words import from_document, problems, rendered

@@ -1,4 +1,4 @@
-"""Issue 8's independent held-out set (tests/corpus_heldout): assignments and answers written
+"""The independent held-out set (tests/corpus_heldout): assignments and answers written
 by a course author who did not read the engine, graded by tests/test_corpus.py's runner at the
 same bar. Each expected diagnosis comes from the mistake (tests/corpus_heldout/derive), never
 from the grader's output.

@@ -99,7 +99,7 @@ def _get_when_up(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
         if proc.poll() is not None:
             raise AssertionError(f"the web start exited ({proc.returncode}):\n{log.read_text(errors='replace')}")
         try:
-            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - a local test server
+            with urllib.request.urlopen(url, timeout=5) as response:  # a local test server
                 return str(response.read().decode())
         except OSError:
             time.sleep(0.2)

@@ -1,4 +1,4 @@
-"""The CI-sized chaos drill (issue 9 item 6): 100 students over HTTP against a private stack
+"""The CI-sized chaos drill: 100 students over HTTP against a private stack
 with its own redis-server; one worker SIGKILL and one Redis restart during the load. Asserts
 0 lost and 0 doubled; the latency and recovery figures are printed, not asserted."""
 

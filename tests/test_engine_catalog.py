@@ -1,4 +1,4 @@
-"""Issue 8 on the shipped catalog, through `manage.py grade` with the real sandbox:
+"""The diagnosis engine on the shipped catalog, through `manage.py grade` with the real sandbox:
 the two seed answers that were `unknown`, and the two parts that could be
 passed without the skill (item 7)."""
 

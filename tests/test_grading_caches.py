@@ -16,7 +16,7 @@ from assignments.services import course_demo
 from catalog.spec import spec_from_data
 from catalog.upsert import assignment_upsert
 from conftest import Person
-from grader import services
+from grader import workflow
 from grader.models import Submission
 from grading import variants
 from grading.answer_grading import answers_grade
@@ -74,14 +74,14 @@ def test_a_row_made_again_after_a_rolled_back_preview_is_not_served_the_old_anal
 @pytest.mark.django_db
 def test_a_submission_graded_twice_reads_its_analysis_from_the_database_once(
         student: Person, monkeypatch: pytest.MonkeyPatch, django_assert_max_num_queries: Any) -> None:
-    monkeypatch.setattr(services, "_enqueue", lambda *args: None)
+    monkeypatch.setattr("grader.workflow.queueing.enqueue_once", lambda *args, **kwargs: True)
     assignment = Assignment.objects.get(slug="visual-walkthrough")
-    first = services.submission_create(student=student.user, assignment=assignment, answers={"x.grad": "4"}, code={})
-    services.submission_grade(submission_id=first.id)
-    second = services.submission_create(student=student.user, assignment=assignment, answers={"x.grad": "7"},
+    first = workflow.submission_create(student=student.user, assignment=assignment, answers={"x.grad": "4"}, code={})
+    workflow.submission_grade(submission_id=first.id)
+    second = workflow.submission_create(student=student.user, assignment=assignment, answers={"x.grad": "7"},
                                         code={})
     with django_assert_max_num_queries(8):  # claim, row, parts, extension, a transaction (savepoint) of 2 writes
-        services.submission_grade(submission_id=second.id)
+        workflow.submission_grade(submission_id=second.id)
     second.refresh_from_db()
     assert second.status == "graded" and second.result.score == 1.0
     assert "missing_path" in json.dumps(Submission.objects.get(id=first.id).result.document)
@@ -109,7 +109,7 @@ def test_a_remembered_variant_id_is_always_one_that_was_committed(live_db: None)
 def test_the_score_hook_does_its_work_only_for_students_who_came_from_an_lms(
         student: Person, other_student: Person, monkeypatch: pytest.MonkeyPatch,
         django_capture_on_commit_callbacks: Any) -> None:
-    monkeypatch.setattr(services, "_enqueue", lambda *args: None)
+    monkeypatch.setattr("grader.workflow.queueing.enqueue_once", lambda *args, **kwargs: True)
     updated: list[int] = []
     monkeypatch.setattr(scores, "score_deliveries_update", lambda submission_id: updated.append(submission_id) or [])
     registration = LtiRegistration.objects.create(name="lms", issuer="https://lms.example", client_id="c",
@@ -119,9 +119,9 @@ def test_the_score_hook_does_its_work_only_for_students_who_came_from_an_lms(
     assignment = Assignment.objects.get(slug="visual-walkthrough")
     graded = {}
     for person in (student, other_student):
-        submission = services.submission_create(student=person.user, assignment=assignment,
+        submission = workflow.submission_create(student=person.user, assignment=assignment,
                                                 answers={"x.grad": "7"}, code={})
         with django_capture_on_commit_callbacks(execute=True):
-            services.submission_grade(submission_id=submission.id)
+            workflow.submission_grade(submission_id=submission.id)
         graded[person.user.pk] = submission.id
     assert updated == [graded[student.user.pk]]  # the other student never reached the LMS code

@@ -1,4 +1,4 @@
-"""Regression tests for issue 9 (hard to break): each 500 on malformed input, each unsafe
+"""Regression tests for hardening: each 500 on malformed input, each unsafe
 default or missing header, login and token throttling, tokens, off-site images, help text."""
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def test_guessing_api_tokens_is_throttled(student: Any, settings: Any) -> None:
 
 @pytest.mark.django_db
 def test_a_lockout_holds_for_a_valid_token_whatever_redis_remembers(student: Any, settings: Any) -> None:
-    from grader.metrics import _redis
+    from infra.redis_client import redis_client as _redis
 
     good = APIClient(REMOTE_ADDR="10.9.8.6")
     good.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
@@ -340,7 +340,7 @@ def test_log_lines_carry_the_submission_id_as_json() -> None:
 def test_the_sandbox_logs_the_submission_it_runs_code_for(live_db: None, worker: Any, student: Any) -> None:
     """Web and worker lines carry submission_id; the sandbox server's JSON lines about its jobs do too."""
     from assignments.models import Assignment
-    from grader.services import submission_create
+    from grader.workflow import submission_create
     from tests.drills import wait_graded
 
     log = ROOT / "test-output" / "sandbox.log"  # the session's sandbox server (conftest.py)

@@ -1,5 +1,5 @@
 """Text a student's code puts into its own feedback (an exception message, printed output) must be
-text every page, the API and PostgreSQL can hold (the attack pass, issue 9): a lone surrogate made the
+text every page, the API and PostgreSQL can hold: a lone surrogate made the
 submission's page, status fragment, API answer and staff page 500s; on PostgreSQL the worker could
 not save the result at all, so the row stayed running and the student's next code submissions waited."""
 
@@ -10,7 +10,7 @@ from typing import Any
 from assignments.models import Assignment
 from chainrule.answers.code_report import validated_output
 from grader.models import Submission
-from grader.services import submission_create
+from grader.workflow import submission_create
 from tests.clients import api, logged_in
 from tests.drills import wait_graded
 

@@ -1,5 +1,5 @@
-"""Malformed input to the staff pages, the API and the login found by the attack pass
-(issues 9, 10, 12): each was a 500 (some only on PostgreSQL, as in production) or unbounded
+"""Malformed input to the staff pages, the API and the login found by the attack pass:
+each was a 500 (some only on PostgreSQL, as in production) or unbounded
 work in the web process; each is now a 400 or a message, and nothing is written."""
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from assignments.models import Assignment
 from grader.models import Submission
-from grader.services import attempts_used
+from grader.workflow import attempts_used
 from tests.clients import api
 from tests.drills import at_once
 
@@ -60,7 +60,7 @@ def test_a_retry_after_the_deadline_still_gets_the_submission_made_in_time(stude
 
 @pytest.mark.django_db
 def test_a_retry_of_a_graded_submission_returns_it_graded(student: Any) -> None:
-    from grader.services import submission_grade
+    from grader.workflow import submission_grade
 
     first = post(student, BODY, "graded-1").json()["id"]
     submission_grade(submission_id=first)

@@ -1,4 +1,4 @@
-"""Signed launches whose claims have the wrong type or length or hold a NUL (the attack pass, issue 11):
+"""Signed launches whose claims have the wrong type or length or hold a NUL:
 each was a 500 from django-lti's sync (TypeError, AttributeError, PostgreSQL DataError); now the
 readable refusal page names the claim, and nobody is logged in."""
 

@@ -23,8 +23,8 @@ from catalog.spec import spec_from_data
 from catalog.upsert import assignment_upsert
 from conftest import Person, free_port, start_worker, stop_process
 from grader.models import Result, Submission
-from grader.services import submission_create, submissions_sweep
 from grader.tasks import grade_submission
+from grader.workflow import submission_create, submissions_sweep
 from tests.drills import PrivateRedis, at_once, broker, wait_graded
 
 pytestmark = pytest.mark.integration
@@ -84,15 +84,16 @@ def test_two_drains_at_once_take_disjoint_rows(live_db: None, student: Person, m
     SQLite): every row graded by exactly one of them, none claimed twice."""
     import threading
 
-    from grader import services
+    from grader import workflow
 
-    monkeypatch.setattr(services, "_enqueue", lambda *args: None)  # only these two drains grade
+    # Only these two drains grade: no others are sent.
+    monkeypatch.setattr("grader.workflow.queueing.enqueue_once", lambda *args, **kwargs: True)
     sent = [submit(student, "positive-gradient", **{"x.grad": str(3 + n % 6)}) for n in range(40)]
     start, graded_by = threading.Barrier(2), []
 
     def drain() -> None:
         start.wait()
-        graded_by.append(services.numeric_drain())
+        graded_by.append(workflow.numeric_drain())
 
     at_once(drain, 2)
     assert sum(graded_by) == len(sent)

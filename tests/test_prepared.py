@@ -61,6 +61,16 @@ def test_it_is_one_query_and_its_json_and_datetimes_come_back_typed(student: Any
 
 
 @pytest.mark.django_db
+def test_with_prepared_queries_off_every_call_is_the_ordinary_queryset(student: Any, settings: Any) -> None:
+    settings.GRADER_PREPARED_QUERIES = False  # the seam of docs/decisions/0002-prepared-queries.md
+    submission_id = _submit(student)
+    fresh = PreparedQuery(_own.build)
+    assert [s.id for s in fresh(submission_id=submission_id, student_id=student.user.pk)] == [submission_id]
+    assert fresh(submission_id=submission_id, student_id=student.user.pk + 1) == []
+    assert fresh._compiled == {}  # nothing compiled: Django built and compiled the queryset each call
+
+
+@pytest.mark.django_db
 def test_a_value_of_another_type_runs_the_ordinary_queryset(student: Any) -> None:
     submission_id = _submit(student)
     assert _own(submission_id=submission_id, student_id=None) == []  # an anonymous user: IS NULL, no row

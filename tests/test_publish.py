@@ -17,6 +17,7 @@ import redis
 
 from config.celery_app import app
 from grader.tasks import grade_numeric, grade_submission, warm_variant
+from infra.enqueue import enqueue
 from infra.fast_publish import flag_clear, message, task_publish, task_publish_once
 
 IDS = ("id", "root_id", "correlation_id", "delivery_tag", "origin", "reply_to")
@@ -109,3 +110,29 @@ def test_drain_messages_from_the_template_are_apply_async_messages_with_fresh_id
     ids = {one["headers"]["id"] for one in sent} | {one["properties"]["delivery_tag"] for one in sent}
     assert len(ids) == 4  # two messages, each with its own task id and delivery tag (kombu's unacked key)
     assert {one["properties"]["reply_to"] for one in sent} == {str(app.thread_oid)}
+
+
+def test_enqueue_with_the_fast_path_off_sends_through_celery(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings.GRADER_FAST_PUBLISH = False  # the seam of docs/decisions/0001-fast-publish.md
+    queue = f"test-publish-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr("infra.enqueue.queue_name", lambda lane: queue)
+    client = redis.Redis.from_url(app.conf.broker_url)
+    try:
+        assert enqueue("grader.grade_submission", 42, lane="code", if_lost="the sweeper sends it again")
+        [raw] = client.lrange(queue, 0, -1)
+    finally:
+        client.delete(queue)
+    sent = json.loads(raw)
+    assert sent["headers"]["task"] == "grader.grade_submission"
+    assert json.loads(base64.b64decode(sent["body"]))[0] == [42]
+    assert sent["properties"]["delivery_info"]["routing_key"] == queue
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_enqueue_with_the_broker_away_says_what_happens_instead_and_never_raises(
+        fast: bool, settings: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    settings.GRADER_FAST_PUBLISH = fast
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")  # nothing listens there
+    monkeypatch.setattr(app.conf, "broker_connection_max_retries", 0)
+    assert enqueue("grader.grade_submission", 7, lane="code", if_lost="the sweeper sends it again") is False
+    assert "could not enqueue grader.grade_submission(7,); the sweeper sends it again" in caplog.text

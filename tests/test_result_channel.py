@@ -1,4 +1,4 @@
-"""Student code cannot forge or alter its code part's result (issue 9, item 4).
+"""Student code cannot forge or alter its code part's result.
 
 The harness process composes every report; the child that runs the student's code sends back
 only its per-point records. Each attack below runs beside a wrong `grad_z` (it returns 0, 0) and

@@ -16,7 +16,7 @@ from assignments.models import Assignment, Extension
 from assignments.services import course_demo
 from authoring import publishing
 from grader.models import Submission
-from grader.services import submission_create, submission_grade
+from grader.workflow import submission_create, submission_grade
 from tests.clients import api, keys_anywhere, logged_in
 
 REFERENCE = "x = torch.tensor(x0, requires_grad=True)\nz = 3 * x**2\nz.backward()\n"  # x.grad = 6x = 9 at 1.5
@@ -43,7 +43,7 @@ def _graded_wrong(person: Any, assignment: Assignment) -> Submission:
 
 
 def _at(monkeypatch: pytest.MonkeyPatch, when: datetime) -> None:
-    monkeypatch.setattr("grader.policy._now", lambda: when)
+    monkeypatch.setattr("infra.clock.now", lambda: when)
 
 
 def _texts(svg: bytes) -> list[str]:

@@ -1,4 +1,4 @@
-"""Student-controlled text is never typeset by KaTeX (issue 9): an exception message quoted in a
+"""Student-controlled text is never typeset by KaTeX: an exception message quoted in a
 diagnosis drew a 2000 px box or a fake "✓ correct" on the instructor's page. Real Chromium."""
 
 from __future__ import annotations

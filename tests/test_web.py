@@ -11,7 +11,7 @@ from django.test import Client
 
 from assignments.models import Assignment
 from grader.models import Submission
-from grader.services import attempts_used
+from grader.workflow import attempts_used
 from tests.clients import logged_in
 from tests.seed_answers import answers_for, code_for
 

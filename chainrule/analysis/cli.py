@@ -64,7 +64,7 @@ def respond(text: str) -> tuple[dict[str, Any], int]:
         return {"ok": False, "error": str(error)}, 1
     except (AnalysisError, json.JSONDecodeError) as error:
         return {"ok": False, "error": f"{type(error).__name__}: {error}"}, 1
-    except Exception as error:  # noqa: BLE001 - the caller must always get one JSON answer
+    except Exception as error:  # the caller must always get one JSON answer
         return {"ok": False, "error": f"internal error: {type(error).__name__}: {error}"}, 2
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-import torch.nn.functional as F  # noqa: N812 - the conventional alias
+import torch.nn.functional as F  # the conventional alias
 
 from chainrule.op_names import KINK_OPS
 

@@ -118,7 +118,7 @@ class FlowRecorder:
                 self.flows.append(call_flow(evidence=evidence, catalog=catalog))
                 if root is not None:
                     self.formulas = {**node_formulas(root=root, catalog=catalog), **self.formulas}
-            except Exception as error:  # noqa: BLE001 - the picture must not fail the analysis
+            except Exception as error:  # the picture must not fail the analysis
                 self.notes.append(f"the backward flow of call {evidence.call.index + 1} is not drawn: {error}")
 
     def node_grads(self, counted: set[int]) -> dict[str, Value]:

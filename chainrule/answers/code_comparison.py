@@ -1,5 +1,5 @@
 """A program or fix part judged by what the student's program does with autograd, compared with
-what the reference does, and explained with the student's own lines (issue 8, item 4).
+what the reference does, and explained with the student's own lines.
 
 Who establishes what:
 - The worker establishes the values (the validated report) and, from the student's source itself

@@ -35,7 +35,7 @@ UNREADABLE = ("The grader could not read your code's results: it ended the gradi
 def records_in_child(work: Callable[[], dict[str, Any]], point_count: int) -> dict[str, Any] | str:
     """`work()` in a forked child: its `{"points": [...], "stdout": str}`, or the message for the
     student when the child's stream is not exactly that (crash, os._exit, CPU limit, forgery)."""
-    import ctypes  # noqa: PLC0415 - only inside the job
+    import ctypes  # only inside the job
 
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -69,7 +69,7 @@ def _child(work: Callable[[], dict[str, Any]], write: int) -> None:
         torch.set_num_threads(1)  # of a parent that used it waited for ever (torch.zeros(100_000))
     try:
         payload = json.dumps(work()).encode()
-    except BaseException:  # noqa: BLE001 - an unserialisable record is a failed run
+    except BaseException:  # an unserialisable record is a failed run
         payload = b""
     view = memoryview(payload)
     with contextlib.suppress(OSError):

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from chainrule.diagnosis.message_context import (
-    ADD_RULE,  # noqa: F401 - symbolic_grading imports it from here
+    ADD_RULE,  # symbolic_grading imports it from here
     KIND_SUMMARY,
     PATH_CLAUSES,
     SERIES_RULE,

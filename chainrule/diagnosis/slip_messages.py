@@ -1,4 +1,4 @@
-"""Messages for the mistakes issue 8 added: one edge's wrong local derivative,
+"""Messages for the slips: one edge's wrong local derivative,
 a kink ignored, accumulation beliefs, two mistakes at once."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Feedback about what the student wrote, in the student's terms: a function part's return value
 is "your dz_dx", a formula part's answer "your formula"; never "your x.grad" for a .grad the
-student never wrote (issue 8). The numeric messages speak of the part (x.grad); this rewrites
+student never wrote. The numeric messages speak of the part (x.grad); this rewrites
 each mention of it."""
 
 from __future__ import annotations

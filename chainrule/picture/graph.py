@@ -187,7 +187,7 @@ def render_svg(dot_text: str) -> str:
     binary = shutil.which("dot")
     if binary is None:
         raise GraphvizMissing("Graphviz is not installed: the `dot` binary was not found on PATH")
-    completed = subprocess.run(  # noqa: S603 - fixed argv, DOT text on stdin
+    completed = subprocess.run(  # fixed argv, DOT text on stdin
         [binary, "-Tsvg"], input=dot_text.encode(), capture_output=True,
         timeout=DOT_TIMEOUT_SECONDS, check=False,
     )

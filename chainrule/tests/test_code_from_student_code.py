@@ -1,5 +1,5 @@
-"""Program and fix parts diagnosed from what the student's own code does with autograd (issue 8,
-item 4): each student program below got, before, a message about the reference's code (a detach()
+"""Program and fix parts diagnosed from what the student's own code does with autograd:
+each student program below got, before, a message about the reference's code (a detach()
 the student never wrote, "without zeroing" for a student who zeroes) or passed on values typed in."""
 
 from __future__ import annotations

@@ -143,7 +143,7 @@ def test_it_still_says_which_gradient_is_off_when_nothing_fits() -> None:
 
 def test_it_says_which_entries_are_off_for_a_vector() -> None:
     diagnosis = diagnose("non-scalar", "x.grad", [2.0, 5.0, 6.0])
-    assert diagnosis.kind == "unknown" and "the second is off" in diagnosis.message  # issue 8: no "positions 1"
+    assert diagnosis.kind == "unknown" and "the second is off" in diagnosis.message  # no "positions 1"
     assert "position" not in diagnosis.message
 
 

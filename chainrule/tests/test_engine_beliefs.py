@@ -1,7 +1,7 @@
-"""Issue 8 items 2 and 3: whole-program misbeliefs as counterfactual re-runs
+"""Whole-program misbeliefs as counterfactual re-runs
 (kinks ignored, accumulation miscounted, a seed applied twice), and two
 mistakes at once only when no single one fits. Every wrong answer here is
-computed by hand from the mistake; each was `unknown` before issue 8."""
+computed by hand from the mistake; each was once `unknown`."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 import torch
-import torch.nn.functional as F  # noqa: N812 - the conventional alias
+import torch.nn.functional as F  # the conventional alias
 
 from chainrule import Diagnosis
 from chainrule.tests.program_diagnosis import diagnose

@@ -1,4 +1,4 @@
-"""Issue 8 item 1 and 5: one edge's wrong local derivative on any op, found by
+"""One edge's wrong local derivative on any op, found by
 re-running backward with that node's VJP replaced, and told in the student's
 terms. Each wrong answer is computed here from the mistake, by hand."""
 

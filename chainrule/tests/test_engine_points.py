@@ -1,4 +1,4 @@
-"""Issue 8 item 7: a formula asked about a kink is checked on both sides of it,
+"""A formula asked about a kink is checked on both sides of it,
 so relu′ at a dead unit cannot be passed with `0`; without kinks the points
 still keep the seed's signs."""
 

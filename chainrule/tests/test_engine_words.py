@@ -1,4 +1,4 @@
-"""Issue 8 items 1, 3 and 5 after the corpus run: the mistakes the engine still
+"""After the corpus run: the mistakes the engine still
 missed (told as unknown or as another mistake) and the words it still got
 wrong. Each wrong answer is computed here from the student's mistake, by hand;
 each gave `unknown`, another kind or the words named in its comment before."""

@@ -127,7 +127,7 @@ def test_unknown_lists_a_few_points_and_keeps_the_expected_values_for_instructor
     table = diagnosis.detail["table"]
     assert [row["point"] for row in table] == points
     assert all(set(row) == {"point", "expected", "got"} for row in table)
-    # The program's names (x, y), never the parameters' (x0, y0): issue 8 item 5.
+    # The program's names (x, y), never the parameters' (x0, y0).
     assert diagnosis.message.count("At x = ") == 3 and "3 more points" in diagnosis.message
     assert "x0" not in diagnosis.message
     for row in table:  # no expected value appears as a number of its own

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
 from grader.finished import MAX_WAIT_S
@@ -162,3 +162,8 @@ class ErrorsSerializer(serializers.Serializer):
 
 class DetailSerializer(serializers.Serializer):
     detail = serializers.CharField()
+
+
+# The answers every staff endpoint may give instead of its data (course operations, authoring).
+STAFF_ONLY = {403: OpenApiResponse(DetailSerializer, description="A student of the course"),
+              404: OpenApiResponse(DetailSerializer, description="Not a course you are staff of")}

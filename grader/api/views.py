@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from courseops.api import STAFF_FILTERS, staff_submissions
+from grader import hooks
 from grader.api.parsers import BoundedJSONParser, flat_errors
 from grader.api.serializers import (
     AssignmentDetailSerializer,
@@ -36,7 +36,7 @@ from grader.selectors import (
     answers_revealed,
     assignment_row,
     assignment_rows,
-    assignment_visible,
+    assignment_to_submit,
     expected_shown,
     is_instructor,
     revealed_answer_key,
@@ -44,7 +44,7 @@ from grader.selectors import (
     submissions_mine,
     viewer_is_staff,
 )
-from grader.services import AlreadySubmitted, submission_create
+from grader.workflow import AlreadySubmitted, submission_create
 from grading.answer_key import answer_key_svg
 from grading.answer_parsing import AnswerErrors
 
@@ -64,6 +64,14 @@ def _row_or_404(request: Request, slug: str) -> AssignmentRow:
     if row is None:
         raise Http404("No such assignment in your courses.")
     return row
+
+
+# The filters of the course staff's view (GRADER_STAFF_SUBMISSIONS_HOOK: course operations).
+STAFF_FILTERS = [OpenApiParameter(name, str, description=text) for name, text in [
+    ("student", "Staff: only this username"), ("part", "Staff: a part key the other filters apply to"),
+    ("kind", "Staff: diagnosis kind, e.g. missing_path"), ("status", "Staff: queued, running, graded or error"),
+    ("correct", "Staff: true or false"), ("infra", "Staff: 1 for infrastructure errors only"),
+    ("page", "Staff: page number, newest first")]]
 
 
 class AssignmentList(APIView):
@@ -89,7 +97,9 @@ class SubmissionCollection(APIView):
     def get(self, request: Request, slug: str) -> Response:
         row = _row_or_404(request, slug)
         if is_instructor(user=request.user, assignment=row.assignment):
-            return staff_submissions(request, slug)
+            staff_view = hooks.staff_submissions(request, slug)
+            if staff_view is not None:
+                return staff_view
         submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
         context = {"request": request, "show_reason": False,
                    "show_expected": answers_revealed(user=request.user, assignment=row.assignment)}
@@ -112,8 +122,8 @@ class SubmissionCollection(APIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        assignment = assignment_visible(user=request.user, slug=slug)
-        if assignment is None:
+        found = assignment_to_submit(user=request.user, slug=slug)
+        if found is None:
             raise Http404("No such assignment in your courses.")
         body = SubmissionCreateSerializer(data=request.data)
         if not body.is_valid():
@@ -124,9 +134,9 @@ class SubmissionCollection(APIView):
                             status=status.HTTP_400_BAD_REQUEST)
         headers: dict[str, str] = {}
         try:
-            submission = submission_create(student=request.user, assignment=assignment,
+            submission = submission_create(student=request.user, assignment=found.assignment,
                                            answers=body.validated_data["answers"], code=body.validated_data["code"],
-                                           idempotency_key=key)
+                                           idempotency_key=key, extension=found.extension)
         except AlreadySubmitted as exc:
             if not exc.same:
                 return Response({"detail": "This Idempotency-Key was used for a different submission."},

@@ -69,13 +69,13 @@ def run(source: str, input_json: str, result_fd: int, result_cap: int) -> int:
         exec(compile(source, JOB_FILENAME, "exec"), module.__dict__)  # noqa: S102 - running the job is the point
     except SystemExit as exc:
         code = _exit_code(exc)
-    except BaseException as exc:  # noqa: BLE001 - the job's failure is reported, not raised
+    except BaseException as exc:  # the job's failure is reported, not raised
         _print_job_traceback(exc)
         code = 1
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:  # noqa: BLE001 - a closed stream must not hide the exit code
+        except Exception:  # a closed stream must not hide the exit code
             code = code or 1
     return code
 

@@ -16,7 +16,7 @@ from assignments.models import Assignment
 from grader.feedback_text import document_as_text
 from grading.answer_grading import answers_grade, graded_svg
 from grading.answer_parsing import AnswerErrors, answers_parse
-from grading.reference import ReferenceError
+from grading.reference import ReferenceRunError
 from grading.variants import variant_analysis, variant_get
 
 MAX_ARG = 100_000
@@ -44,7 +44,7 @@ class Command(BaseCommand):
                                    show_expected=True)
         except AnswerErrors as exc:
             raise CommandError("\n".join(f"{k}: {m}" for k, m in exc.errors.items()), returncode=2) from None
-        except ReferenceError as exc:
+        except ReferenceRunError as exc:
             raise CommandError(f"grading {assignment.slug} failed: {exc}", returncode=2) from None
         if options["svg"]:
             try:

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from grader.services import submissions_sweep, sweep_defaults
+from grader.workflow import submissions_sweep, sweep_defaults
 
 
 class Command(BaseCommand):

@@ -18,10 +18,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "corpus" / "derive"))
 
-import corpus_cases  # noqa: E402
-from corpus_cases import answer, as_tensor, at, bare, close, node_names  # noqa: E402,F401
+import corpus_cases
+from corpus_cases import answer, as_tensor, at, bare, close, node_names  # noqa: F401
 
-from chainrule.op_names import op_name  # noqa: E402  (the spelling of node names, nothing else)
+from chainrule.op_names import op_name  # the spelling of node names, nothing else
 
 HELDOUT_CASES = Path(__file__).resolve().parent.parent / "cases"
 
@@ -136,7 +136,7 @@ def believed(forward: Any, backward: Any) -> Any:
     return lambda *inputs: _Belief.apply(forward, backward, *inputs)
 
 
-class student_run:  # noqa: N801  (used as `with student_run():`)
+class student_run:  # used as `with student_run():`
     """A block that builds the student's wrong graph: what torch saves for its backward pass is
     not a forward value of the reference graph, so it is dropped from the helper's check."""
 
