@@ -7,6 +7,7 @@ exist (404), while a student of the course learns only that the page is not for 
 
 from __future__ import annotations
 
+import re
 from typing import TypeAlias
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -18,6 +19,7 @@ from assignments.models import Assignment, Course, Membership
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STAFF_ROLES: tuple[str, ...] = (str(Membership.Role.TA), str(Membership.Role.INSTRUCTOR))
+USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")  # a user name we create: Django's characters, its 150 at most
 
 
 def _roles(*, authoring: bool) -> tuple[str, ...]:

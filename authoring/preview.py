@@ -14,7 +14,7 @@ from typing import Any
 from assignments.models import Assignment, Part, Variant
 from authoring.feedback_space import CHOICE_NOTE, Mistake, code_note, formula_mistakes, numeric_mistakes
 from chainrule import Analysis, graph_svg
-from chainrule.picture.labels import Reveal
+from chainrule.picture.disclosure import Disclosure
 from grading.answer_grading import answers_grade, graded_svg
 from grading.answer_parsing import AnswerErrors, answers_parse
 from grading.part_answers import part_answer, part_reference_key
@@ -61,7 +61,8 @@ def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict
         return Preview(error=str(exc), source=_source_around(assignment.reference_program, str(exc)))
     analysis = variant_analysis(variant=variant)
     preview = Preview(parts=[_part(part, analysis, variant) for part in assignment.parts.all()],
-                      svg=graph_svg(analysis=analysis, reveal=Reveal(everything=True)), notes=list(analysis.notes))
+                      svg=graph_svg(analysis=analysis, disclosure=Disclosure(everything=True)),
+                      notes=list(analysis.notes))
     if answers or code:
         _trial(preview, assignment=assignment, variant=variant, answers=answers, code=code)
     return preview
@@ -72,7 +73,7 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
     try:
         answers_parse(assignment=assignment, answers=answers, code=code)
         graded = answers_grade(assignment=assignment, variant=variant, answers=answers, code=code,
-                               show_expected=False)
+                               expected_shown=False)
     except AnswerErrors as exc:
         preview.trial_errors = exc.errors
         return

@@ -152,10 +152,6 @@ def version_record(*, assignment: Assignment, catalog: str, user: AbstractBaseUs
     return version
 
 
-def assignment_unpublish(*, assignment: Assignment) -> None:
-    Assignment.objects.filter(pk=assignment.pk).update(published=False)
-
-
 def assignment_duplicate(*, assignment: Assignment, slug: str, title: str) -> Assignment:
     """An unpublished copy under a new slug (no submissions, no versions). Raises CatalogError."""
     data = {**working_catalog(assignment=assignment), "slug": slug, "title": title}

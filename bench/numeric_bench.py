@@ -285,7 +285,7 @@ def in_process_baseline(count: int) -> tuple[list[float], float]:
         assignment, variant, payload = prepared[n % len(prepared)]
         one = time.perf_counter()
         answers_grade(assignment=assignment, variant=variant, answers=payload.get("answers", {}),
-                      code=payload.get("code", {}), show_expected=True)
+                      code=payload.get("code", {}), expected_shown=True)
         times.append(time.perf_counter() - one)
     return times, count / (time.perf_counter() - started)
 

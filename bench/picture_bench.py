@@ -19,7 +19,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import chainrule.analysis.program as analysis_module
-from chainrule import Reveal, graph_svg
+from chainrule import Disclosure, graph_svg
 from chainrule.analysis.node_gradients import FlowRecorder
 
 MLP = """
@@ -67,7 +67,7 @@ def main() -> None:
         analysis_module.FlowRecorder = FlowRecorder  # type: ignore[misc]
     with_flow, without = statistics.median(timings["with"]), statistics.median(timings["without"])
     start = time.perf_counter()
-    svg = graph_svg(analysis=analysis, reveal=Reveal(everything=True))
+    svg = graph_svg(analysis=analysis, disclosure=Disclosure(everything=True))
     drawn = time.perf_counter() - start
     print(f"graph: {len(analysis.graph.nodes)} nodes, {len(analysis.node_grads)} node gradients, "
           f"{len(analysis.edge_grads)} edge messages")

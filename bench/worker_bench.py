@@ -2,7 +2,7 @@
 
 Separates grading capacity from HTTP handling (bench/numeric_bench.py measures both together).
 The worker grades as in production: one drain task per pool process, each claiming queued rows in
-batches (grader/workflow.py numeric_drain); `--per-row` sends one grade_submission task per row
+batches (grader/workflow/grade.py numeric_drain); `--per-row` sends one grade_submission task per row
 instead, as the numeric lane did before the drains. Baseline, side by side: the same service called
 in-process in one loop, so the ratio is the cost of the broker and the worker pool.
 
@@ -47,10 +47,10 @@ def queued_submissions(count: int) -> list[int]:
     from assignments.services import course_demo
     from grader import workflow
     from grader.accounts import user_create
-    from grader.workflow import queueing
+    from grader.workflow import submit
 
     held: list[int] = []
-    queueing.submission_enqueue = lambda submission_id, lane: held.append(submission_id)
+    submit.submission_enqueue = lambda submission_id, lane: held.append(submission_id)
     assignment = Assignment.objects.get(slug="visual-walkthrough")
     students = [user_create(username=f"bench-{n}", role="student", course=course_demo())[0] for n in range(20)]
     for n in range(count):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -95,13 +94,3 @@ def files_zip(*, files: dict[str, str]) -> bytes:
         for name, text in sorted(files.items()):
             archive.writestr(name, text)
     return buffer.getvalue()
-
-
-def files_write(*, files: dict[str, str], directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in sorted(files.items()):
-        path = directory / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written

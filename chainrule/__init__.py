@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chainrule.answers.numeric import AnswerError, parse_numeric
+from chainrule.answers.number_parse import AnswerError, parse_numeric
 from chainrule.diagnosis.numeric import Diagnosis, diagnose_numeric
 from chainrule.errors import AnalysisError, ProgramError
 from chainrule.model import Analysis, Graph, GraphEdge, GraphNode, Highlight, Hypothesis, PathContribution
+from chainrule.picture.disclosure import Disclosure
 from chainrule.picture.graph import GraphvizMissing, graph_dot, graph_svg
-from chainrule.picture.labels import Reveal
 from chainrule.result import GradedPart, build_result
 from chainrule.values import Value
 
@@ -23,6 +23,7 @@ __all__ = [
     "AnalysisError",
     "AnswerError",
     "Diagnosis",
+    "Disclosure",
     "GradedPart",
     "Graph",
     "GraphEdge",
@@ -32,7 +33,6 @@ __all__ = [
     "Hypothesis",
     "PathContribution",
     "ProgramError",
-    "Reveal",
     "Value",
     "analyze_program",
     "build_result",

@@ -34,7 +34,7 @@ def part_score(graded: GradedPart, partial_credit: Mapping[str, float]) -> float
     return round(graded.max_score * share, 6)
 
 
-def part_document(graded: GradedPart, *, score: float, show_expected: bool) -> dict[str, Any]:
+def part_document(graded: GradedPart, *, score: float, expected_shown: bool) -> dict[str, Any]:
     diagnosis = graded.diagnosis
     document: dict[str, Any] = {
         "part": diagnosis.part,
@@ -46,7 +46,7 @@ def part_document(graded: GradedPart, *, score: float, show_expected: bool) -> d
     }
     if graded.graph_svg_url is not None:
         document["graph_svg_url"] = graded.graph_svg_url
-    if show_expected:
+    if expected_shown:
         document["expected"] = diagnosis.expected
     return document
 
@@ -72,7 +72,7 @@ def build_result(
     *,
     assignment: str,
     parts: Sequence[GradedPart],
-    show_expected: bool = False,
+    expected_shown: bool = False,
     partial_credit: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     credit = partial_credit or {}
@@ -82,7 +82,7 @@ def build_result(
         "score": round(sum(scores), 6),
         "max_score": round(sum(graded.max_score for graded in parts), 6),
         "parts": [
-            part_document(graded, score=score, show_expected=show_expected)
+            part_document(graded, score=score, expected_shown=expected_shown)
             for graded, score in zip(parts, scores, strict=True)
         ],
     }

@@ -167,9 +167,8 @@ GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
 # Requests that may wait for grading at once per web process (the API's `?wait=`, the page's poll);
 # each holds a server thread, so keep it below the threads (config/gunicorn.py sets it from them).
 GRADER_WAIT_SLOTS = envint("GRADER_WAIT_SLOTS", 4)
-# Measured shortcuts past the framework, each behind a seam (docs/decisions/): a task sent as one LPUSH,
-# and the hot queries compiled once per process. Off: the framework's own path, same behaviour.
-GRADER_FAST_PUBLISH = envbool("GRADER_FAST_PUBLISH", True)
+# A measured shortcut past the framework, behind a seam (docs/decisions/0002-prepared-queries.md): the hot
+# queries compiled once per process. Off: the ORM builds and compiles every query, same behaviour.
 GRADER_PREPARED_QUERIES = envbool("GRADER_PREPARED_QUERIES", True)
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student a minute, all assignments; 0: none
 CELERY_BEAT_SCHEDULE = {

@@ -87,7 +87,7 @@ def staff_submissions(request: Request, slug: str) -> Response:
     offset = (page_from(request.query_params) - 1) * PAGE
     rows = submissions_for_staff(assignment=assignment, wanted=SubmissionFilter.from_query(request.query_params),
                                  offset=offset)
-    context = {"request": request, "show_expected": True, "show_reason": True}
+    context = {"request": request, "expected_shown": True, "show_reason": True}
     return Response(StaffSubmissionSerializer(rows, many=True, context=context).data)
 
 

@@ -1,4 +1,4 @@
-"""Reading a roster CSV (username, email, name, role, section): pure, no Django.
+"""Reading a roster CSV (username, email, name, role, section): pure, no database.
 
 Every problem is reported against its line so the instructor can fix the file; nothing is written
 from a file with problems.
@@ -12,12 +12,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from assignments.access import USERNAME_RE
+
 COLUMNS = ("username", "email", "name", "role", "section")
 REQUIRED = ("username",)
 ROLES = ("student", "ta", "instructor")
 MAX_BYTES = 1_000_000
 MAX_ROWS = 5000
-USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
 EMAIL = re.compile(r"^[^@\s,;]+@[^@\s,;]+\.[^@\s,;]+$")
 
 
@@ -93,7 +94,7 @@ def _problem(values: dict[str, str], seen: dict[str, int]) -> str:
     role = (values.get("role") or "student").lower()
     if any("\x00" in value for value in values.values()):  # PostgreSQL cannot store it (a 500 on apply)
         return "contains a NUL character"
-    if not USERNAME.match(username):
+    if not USERNAME_RE.match(username):
         return f"username {username[:40]!r}: use 1–150 letters, digits and @.+-_"
     if username.lower() in seen:
         return f"username {username!r} is already on line {seen[username.lower()]}"

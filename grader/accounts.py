@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 
+from assignments.access import USERNAME_RE
 from assignments.models import Course
 from assignments.services import membership_set
 from grader.tokens import token_create
-
-USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")
 
 
 @transaction.atomic

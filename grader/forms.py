@@ -10,11 +10,11 @@ from typing import Any
 from django import forms
 
 from assignments.models import Assignment, Part
+from chainrule.code_limits import MAX_CODE_CHARS
 
 # Examples of the accepted notation that answer no part of the course (tests/test_hardening.py checks).
 ACCEPTED_FORMATS = ("0.25", "-1.5", "3/8", "1e-3", "[0.5, -1, 2.5]")
 MAX_ANSWER = 2_000
-MAX_CODE = 20_000
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def _field(part: Part) -> forms.Field:
     if part.kind == Part.Kind.CHOICE:
         return _choice_field(part, attrs)
     if part.kind == Part.Kind.CODE:
-        return forms.CharField(required=False, max_length=MAX_CODE, strip=False, label=part.key,
+        return forms.CharField(required=False, max_length=MAX_CODE_CHARS, strip=False, label=part.key,
                                initial=part.code.starter,  # the signature or the buggy code
                                widget=forms.Textarea(attrs={**attrs, "rows": 10, "class": "code"}))
     return forms.CharField(required=False, max_length=MAX_ANSWER, label=part.key,

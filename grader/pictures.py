@@ -16,22 +16,22 @@ from assignments.models import Part
 from assignments.part_config import reference_keys
 from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
-from chainrule.picture.labels import Reveal
+from chainrule.picture.disclosure import Disclosure
 from grader.models import Submission
 from grader.selectors import User, expected_shown
 from grading.variants import variant_analysis
 
 
-def picture_reveal(*, submission: Submission, user: User) -> Reveal:
+def picture_disclosure(*, submission: Submission, user: User) -> Disclosure:
     """What the picture may show this user: everything for an instructor of the course and for the
     student once the reveal policy shows the expected answers, else the keys read by the parts this
     submission answered correctly."""
     if expected_shown(user=user, submission=submission):
-        return Reveal(everything=True)
+        return Disclosure(everything=True)
     document = getattr(submission, "result", None)
     correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
     parts = Part.objects.filter(assignment=submission.assignment, key__in=correct)
-    return Reveal(keys=frozenset(reference_keys([(p.key, p.kind_config) for p in parts])))
+    return Disclosure(keys=frozenset(reference_keys([(p.key, p.kind_config) for p in parts])))
 
 
 def _document_part(submission: Submission, part: str | None) -> dict[str, Any] | None:
@@ -76,5 +76,5 @@ def submission_picture(*, submission: Submission, user: User, part: str | None) 
     highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
     document_part = _document_part(submission, part) if part is not None else None
     return graph_svg(analysis=variant_analysis(variant=submission.variant), highlight=highlight,
-                     title=_title(document_part, part), reveal=picture_reveal(submission=submission, user=user),
+                     title=_title(document_part, part), disclosure=picture_disclosure(submission=submission, user=user),
                      edge_notes=_edge_notes(document_part, highlight))

@@ -128,8 +128,8 @@ def extra_attempts(*, assignment: Assignment, student_id: int | None, extension:
     return extension.extra_attempts if extension else 0
 
 
-def expected_revealed(*, assignment: Assignment, policy: StudentPolicy, attempts_left: int | None,
-                      at: datetime | None = None) -> bool:
+def expected_shown_now(*, assignment: Assignment, policy: StudentPolicy, attempts_left: int | None,
+                       at: datetime | None = None) -> bool:
     """Whether this student now sees the expected answers (the assignment's `reveal`), judged by
     their own dates and attempts: an extension postpones the reveal with the deadline it moves."""
     at = at or clock.now()

@@ -3,7 +3,7 @@
 Visibility rules live here only: a student sees the published assignments of their
 courses and their own submissions; an instructor of a course also sees its unpublished
 assignments, every submission to it and the expected values in result documents; a student
-sees the expected values once the assignment's reveal policy allows (`answers_revealed`).
+sees the expected values once the assignment's reveal policy allows (`expected_shown_for`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from grader.policy import (
     Known,
     StudentPolicy,
     attempts_left,
-    expected_revealed,
+    expected_shown_now,
     extension_of,
     extra_attempts,
     is_opened,
@@ -52,7 +52,7 @@ class AssignmentRow:
     your_values: dict[str, Any] = field(default_factory=dict)  # parameters drawn for this student
     policy: StudentPolicy | None = None  # the rules for this student (with their extension)
     opened: bool = True  # False before opens_at: neither statement nor parts are served
-    reveal_expected: bool = False
+    expected_shown: bool = False  # opened, and the reveal policy lets this user see the expected answers now
 
     @property
     def due_at(self) -> datetime | None:
@@ -75,11 +75,6 @@ class AssignmentRow:
              "multiple": p.choice.multiple if p.kind == "choice" else False}
             for p in self.assignment.parts.all()
         ]
-
-    @property
-    def answers_shown(self) -> bool:
-        """The reveal policy lets this user see the expected answers now."""
-        return self.opened and self.reveal_expected
 
     @property
     def hints_shown(self) -> bool:
@@ -115,13 +110,13 @@ def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRo
 def _row(a: Any, user: User) -> AssignmentRow:
     policy = student_policy(assignment=a, student_id=user.pk)
     left = attempts_left(assignment=a, used=a.used, extra=extra_attempts(assignment=a, student_id=user.pk))
-    staff = is_course_staff(user=user, course_id=a.course_id)
+    opened = is_course_staff(user=user, course_id=a.course_id) or is_opened(assignment=a)
     return AssignmentRow(
         assignment=a, attempts_used=a.used, attempts_left=left,
         best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
         max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
-        policy=policy, opened=staff or is_opened(assignment=a),
-        reveal_expected=expected_revealed(assignment=a, policy=policy, attempts_left=left),
+        policy=policy, opened=opened,
+        expected_shown=opened and expected_shown_now(assignment=a, policy=policy, attempts_left=left),
     )
 
 
@@ -167,9 +162,11 @@ def _parts_of(assignment_id: int) -> QuerySet[Part]:
 def assignment_parts_attach(assignment: Assignment) -> None:
     """Read the assignment's parts into it, as prefetch_related("parts") would, by a prepared query."""
     prefetched(assignment, "parts", _parts_of(assignment_id=assignment.id))
+
+
 def revealed_answer_key(*, row: AssignmentRow, user: User) -> AnswerKey | None:
     """The answer key of this user's own values when the reveal policy allows it now, else None."""
-    if not row.answers_shown or user.pk is None:
+    if not row.expected_shown or user.pk is None:
         return None
     return answer_key(assignment=row.assignment, student_id=user.pk)
 
@@ -179,12 +176,7 @@ def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
     return rows[0] if rows else None
 
 
-def is_instructor(*, user: User, assignment: Assignment) -> bool:
-    """Course staff (instructor or TA): they grade, so they see expected values and reasons."""
-    return is_course_staff(user=user, course_id=assignment.course_id)
-
-
-def answers_revealed(*, user: User, assignment: Assignment) -> bool:
+def expected_shown_for(*, user: User, assignment: Assignment) -> bool:
     """The reveal policy for this student now (their own dates, extension and attempts). Reads only
     what the assignment's `reveal` needs: nothing for "never", the attempts only for "after_attempts"."""
     if assignment.reveal == Assignment.Reveal.NEVER:
@@ -196,14 +188,14 @@ def answers_revealed(*, user: User, assignment: Assignment) -> bool:
         left = attempts_left(assignment=assignment, used=used,
                              extra=extra_attempts(assignment=assignment, student_id=user.pk, extension=extension))
     policy = student_policy(assignment=assignment, student_id=user.pk, extension=extension)
-    return expected_revealed(assignment=assignment, policy=policy, attempts_left=left)
+    return expected_shown_now(assignment=assignment, policy=policy, attempts_left=left)
 
 
 def viewer_is_staff(*, user: User, submission: Submission) -> bool:
-    """is_instructor for the submission's course, read from the row when submission_visible fetched
-    it (`viewer_staff`), else asked."""
+    """is_course_staff (instructor or TA: they grade, so they see expected values and reasons) for the
+    submission's course, read from the row when submission_visible fetched it (`viewer_staff`), else asked."""
     staff = getattr(submission, "viewer_staff", None)
-    return is_instructor(user=user, assignment=submission.assignment) if staff is None else bool(staff)
+    return is_course_staff(user=user, course_id=submission.assignment.course_id) if staff is None else bool(staff)
 
 
 def expected_shown(*, user: User, submission: Submission) -> bool:
@@ -211,7 +203,7 @@ def expected_shown(*, user: User, submission: Submission) -> bool:
     who made it once the reveal policy allows, for nobody else."""
     if viewer_is_staff(user=user, submission=submission):
         return True
-    return submission.student_id == user.pk and answers_revealed(user=user, assignment=submission.assignment)
+    return submission.student_id == user.pk and expected_shown_for(user=user, assignment=submission.assignment)
 
 
 def submissions_visible(*, user: User) -> QuerySet[Submission]:
@@ -224,7 +216,7 @@ def submissions_visible(*, user: User) -> QuerySet[Submission]:
 
 def submission_visible(*, user: User, submission_id: int) -> Submission | None:
     """One's own submission by the short query (what every status poll asks), else through the staff rule.
-    The row carries `viewer_staff`: whether the user teaches its course (what is_instructor would say)."""
+    The row carries `viewer_staff`: whether the user teaches its course (what is_course_staff would say)."""
     own: Submission | None = _own_submission.first(submission_id=submission_id, user_id=user.pk)
     if own is not None:
         return own
@@ -252,12 +244,15 @@ def submission_state(*, submission_id: int) -> str | None:
     return row[0] if row else None
 
 
+HISTORY_LIMIT = 200  # the most of submissions_mine a page or the API lists
+
+
 def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submission]:
     """My submission history for one assignment, newest first."""
     return Submission.objects.filter(student_id=user.pk, assignment=assignment).select_related("result")
 
 
-def result_document(*, submission: Submission, show_expected: bool) -> dict[str, Any] | None:
+def result_document(*, submission: Submission, expected_shown: bool) -> dict[str, Any] | None:
     """The stored result document of SPEC §5; expected values only when asked for."""
     result = getattr(submission, "result", None)
     if submission.status != Submission.Status.GRADED or result is None:
@@ -265,7 +260,7 @@ def result_document(*, submission: Submission, show_expected: bool) -> dict[str,
     document = dict(result.document)
     document["score"] = counted_score(result.document)  # after the late factor: the Result's score
     document["parts"] = [
-        {key: value for key, value in part.items() if show_expected or key != "expected"}
+        {key: value for key, value in part.items() if expected_shown or key != "expected"}
         for part in document["parts"]
     ]
     return document

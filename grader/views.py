@@ -22,6 +22,7 @@ from grader.forms import ACCEPTED_FORMATS, AnswerForm
 from grader.models import PENDING, Submission
 from grader.policy import PolicyError
 from grader.selectors import (
+    HISTORY_LIMIT,
     AssignmentRow,
     assignment_row,
     assignment_rows,
@@ -37,7 +38,6 @@ from grader.selectors import (
 from grader.workflow import submission_create
 from grading.answer_parsing import AnswerErrors
 
-HISTORY_LIMIT = 200
 PAGE_WAIT_S = 5.0  # a status poll waits this long for grading before answering "still pending"
 
 
@@ -65,9 +65,9 @@ def _status_context(request: HttpRequest, submission: Submission) -> dict[str, A
     return {
         "submission": submission,
         "pending": submission.status in PENDING,
-        "document": result_document(submission=submission, show_expected=shown),
+        "document": result_document(submission=submission, expected_shown=shown),
         "error": submission_error(submission=submission, show_reason=staff),
-        "show_expected": shown,
+        "expected_shown": shown,
         "is_staff": staff,
     }
 

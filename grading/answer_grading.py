@@ -22,7 +22,7 @@ from chainrule import (
     parse_numeric,
 )
 from chainrule.answers.formula_grading import grade_symbolic
-from chainrule.picture.labels import Reveal
+from chainrule.picture.disclosure import Disclosure
 from chainrule.values import text_decimals
 from grading.choice_parts import choice_diagnosis
 from grading.code_parts import code_parts_diagnoses
@@ -38,7 +38,7 @@ class Graded:
 
 def answers_grade(
     *, assignment: Assignment, variant: Variant, answers: Mapping[str, str], code: Mapping[str, str],
-    show_expected: bool,
+    expected_shown: bool,
 ) -> Graded:
     """Diagnose every part; parts without an answer score zero.
 
@@ -57,7 +57,7 @@ def answers_grade(
         if part.key not in diagnoses:
             diagnoses[part.key] = _diagnose(part=part, given=given, analysis=analysis, variant=variant)
         graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points))
-    document = build_result(assignment=assignment.slug, parts=graded, show_expected=show_expected)
+    document = build_result(assignment=assignment.slug, parts=graded, expected_shown=expected_shown)
     return Graded(document=document, diagnoses=diagnoses)
 
 
@@ -95,7 +95,7 @@ def graded_svg(*, analysis: Analysis, graded: Graded) -> str:
     """The reference graph with every wrong part's path highlighted and all of its backward flow
     (the command shows the expected values too)."""
     return graph_svg(analysis=analysis, highlight=wrong_highlight(graded.diagnoses),
-                     reveal=Reveal(everything=True))
+                     disclosure=Disclosure(everything=True))
 
 
 def wrong_highlight(diagnoses: Mapping[str, Diagnosis]) -> Highlight:

@@ -16,7 +16,7 @@ from django.core.cache import cache
 
 from assignments.models import Assignment, Variant
 from chainrule import Analysis, graph_svg
-from chainrule.picture.labels import Reveal
+from chainrule.picture.disclosure import Disclosure
 from grading.part_answers import part_answer
 from grading.reference import ReferenceRunError
 from grading.variants import params_for_student, reference_hash, variant_get
@@ -43,7 +43,7 @@ def _cached_analysis(*, assignment: Assignment, student_id: int) -> dict[str, An
 
 
 def answer_key(*, assignment: Assignment, student_id: int) -> AnswerKey:
-    """Call only when `answers_revealed` holds for this student (or for the course's staff)."""
+    """Call only when `expected_shown_for` (grader.selectors) holds for this student (or for the course's staff)."""
     data = _cached_analysis(assignment=assignment, student_id=student_id)
     if data is None:
         _warm_later(assignment_id=assignment.pk, student_id=student_id)
@@ -58,7 +58,7 @@ def answer_key_svg(*, assignment: Assignment, student_id: int) -> str | None:
     if data is None:
         return None
     return graph_svg(analysis=Analysis.from_json(data), title="How autograd got the answers",
-                     reveal=Reveal(everything=True))
+                     disclosure=Disclosure(everything=True))
 
 
 def _warm_later(*, assignment_id: int, student_id: int) -> None:

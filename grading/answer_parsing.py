@@ -11,8 +11,8 @@ from typing import Any
 from assignments.models import Assignment, Part
 from chainrule import AnswerError, parse_numeric
 from chainrule.answers.formula_parse import SymbolicError, parse_expression
+from chainrule.code_limits import MAX_CODE_CHARS
 from grading.choice_parts import choice_parse
-from grading.code_parts import MAX_CODE_CHARS
 from grading.code_syntax import code_syntax_problem
 
 MAX_PARTS = 50

@@ -20,8 +20,6 @@ from chainrule.code.harness import harness_source
 from config.structured_logging import current_log_fields
 from grading.reference import SandboxUnavailable, sandbox_limits
 
-MAX_CODE_CHARS = 50_000
-
 
 def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
     """Raises ReferenceRunError when the sandbox itself is unavailable (an infrastructure error)."""

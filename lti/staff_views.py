@@ -17,7 +17,7 @@ from lti.deep_linking import deep_link_response
 from lti.framing import form_action_allow
 from lti.launch import link_bind
 from lti.models import ContextCourse, ScoreDelivery
-from lti.roster import roster_sync_enqueue
+from lti.nrps_sync import roster_sync_enqueue
 from lti.scores import score_enqueue
 from lti.views import refusal
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from lti.nrps_sync import roster_sync
 from lti.platform_client import PlatformError
-from lti.roster import roster_sync
 from lti.scores import score_failed, score_publish
 
 

@@ -21,7 +21,7 @@ from lti.framing import form_action_allow, platform_auth_origins
 from lti.keys import signing_key, tool_jwks
 from lti.launch import Arrival, LaunchRefused, launch_accept
 from lti.models import ContextCourse
-from lti.roster import roster_sync_enqueue
+from lti.nrps_sync import roster_sync_enqueue
 from lti.tool_config import ToolConfig
 from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
 

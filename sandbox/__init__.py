@@ -19,8 +19,8 @@ from sandbox.client import (
     ping,
     run_job,
 )
+from sandbox.job_response import JobResult
 from sandbox.limits import Limits, LimitsError, validate_limits
-from sandbox.result import JobResult
 
 __all__ = [
     "InsecureBackendRefused",

@@ -20,8 +20,8 @@ import tempfile
 from collections.abc import Callable
 
 from sandbox.client import SandboxError, SandboxUnavailable, default_socket_path, ping, run_job
+from sandbox.job_response import JobResult
 from sandbox.limits import Limits, LimitsError, validate_limits
-from sandbox.result import JobResult
 
 _PYTHON_SET = {"LC_CTYPE"}  # set by the interpreter itself (PEP 538 locale coercion)
 ONE_OFF_UID_BASE = 60900

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from sandbox.job_response import INSECURE_DEV, InvalidResponse, JobResult, parse_response
 from sandbox.limits import Limits, LimitsError, validate_limits
 from sandbox.protocol import (
     PROTOCOL_VERSION,
@@ -24,7 +25,6 @@ from sandbox.protocol import (
     recv_message,
     send_message,
 )
-from sandbox.result import INSECURE_DEV, InvalidResponse, JobResult, parse_response
 
 DEFAULT_SOCKET = "/run/sandbox/sandbox.sock"
 TORCHLESS_SUFFIX = ".torchless"  # the torch-less server's socket beside the main one (sandbox/torchless.py)

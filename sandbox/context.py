@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from sandbox.cgroups import SeatCgroup
 from sandbox.confine import Identity
 from sandbox.jail import RootPlan
-from sandbox.result import HARDENED, INSECURE_DEV
+from sandbox.job_response import HARDENED, INSECURE_DEV
 from sandbox.seccomp import SeccompFilter
 
 __all__ = ["HARDENED", "INSECURE_DEV", "Seat", "ServerContext"]

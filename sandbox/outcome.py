@@ -14,8 +14,8 @@ import re
 import signal as signals
 from dataclasses import dataclass
 
+from sandbox.job_response import MAX_ERROR_CHARS
 from sandbox.limits import Limits
-from sandbox.result import MAX_ERROR_CHARS
 
 JOB_FILENAME = "job.py"
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)')

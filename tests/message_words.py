@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chainrule import Analysis, diagnose_numeric
-from chainrule.analysis.mutations.labels import PLACEHOLDERS
+from chainrule.analysis.mutations.input_symbols import PLACEHOLDERS
 from chainrule.diagnosis.messages import hypothesis_message
 from chainrule.diagnosis.numeric import feedback_context
 from chainrule.model import Hypothesis

@@ -20,7 +20,7 @@ def _part(slug: str, answers: dict[str, str]) -> dict[str, object]:
     assignment = Assignment.objects.get(slug=slug)
     answers_parse(assignment=assignment, answers=answers, code={})
     variant = variant_get(assignment=assignment, params=assignment.params)
-    document = answers_grade(assignment=assignment, variant=variant, answers=answers, code={}, show_expected=False)
+    document = answers_grade(assignment=assignment, variant=variant, answers=answers, code={}, expected_shown=False)
     part: dict[str, object] = next(p for p in document.document["parts"] if p["part"] in answers)
     return part
 

@@ -29,7 +29,7 @@ def _graded(slug: str, answers: dict[str, str], code: dict[str, str]) -> dict[st
     assignment = Assignment.objects.get(slug=slug)
     variant = variant_get(assignment=assignment, params=assignment.params)
     document = answers_grade(assignment=assignment, variant=variant, answers=answers, code=code,
-                             show_expected=True).document
+                             expected_shown=True).document
     return {"score": document["score"],
             "parts": [(p["part"], p["score"], p["diagnosis"]["kind"], p["diagnosis"]["message"], p.get("expected"))
                       for p in document["parts"]]}

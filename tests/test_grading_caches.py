@@ -33,7 +33,7 @@ def _documents(slug: str) -> list[str]:
     variant = variants.variant_get(assignment=assignment, params=assignment.params)
     keys = {p.key for p in assignment.parts.all()}
     answer_sets = [NUMERIC.get(slug, {}), FORMULAS.get(slug, {}), WRONG.get(slug, {})]
-    return [json.dumps(answers_grade(assignment=assignment, variant=variant, code={}, show_expected=True,
+    return [json.dumps(answers_grade(assignment=assignment, variant=variant, code={}, expected_shown=True,
                                      answers={k: v for k, v in answers.items() if k in keys}).document,
                        sort_keys=True) for answers in answer_sets]
 

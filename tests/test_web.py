@@ -274,7 +274,7 @@ def test_a_code_answer_keeps_its_lines_beside_feedback_that_quotes_them() -> Non
     assert "clone" in block and '<code class="answer">x = 1' not in html
     several = {**part, "answer": "4", "expected": {"w.grad": [1.0, 2.0], "b.grad": [1.0]}}
     html = render_to_string("grader/_feedback.html", {"document": {"score": 0, "max_score": 1, "parts": [several]},
-                                                      "show_expected": True, "is_staff": True})
+                                                      "expected_shown": True, "is_staff": True})
     assert "<code>w.grad = [1.0, 2.0]; b.grad = [1.0]</code>" in html  # not the dict's repr
     one_line = {**part, "answer": "4"}
     html = render_to_string("grader/_feedback.html", {"document": {"score": 0, "max_score": 1, "parts": [one_line]}})

@@ -172,10 +172,3 @@ def merge_routes(routes: list[Route]) -> dict[str, list[MergedPath]]:
     for path in merged.values():
         by_leaf.setdefault(path.leaf, []).append(path)
     return by_leaf
-
-
-def leaf_totals(routes: list[Route]) -> dict[str, torch.Tensor]:
-    totals: dict[str, torch.Tensor] = {}
-    for route in routes:
-        totals[route.leaf] = totals[route.leaf] + route.grad if route.leaf in totals else route.grad
-    return totals

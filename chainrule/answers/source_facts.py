@@ -1,7 +1,7 @@
 """What the worker reads in the student's source itself, without running it (ast): the lines
 to quote, where the code calls autograd at all, where it assigns a `.grad`, where each name is
 assigned, and the names a function returns. This is the worker's own evidence, independent of
-anything the sandbox reports; the source is bounded (grading.code_parts.MAX_CODE_CHARS)."""
+anything the sandbox reports; the source is bounded (chainrule.code_limits.MAX_CODE_CHARS)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The `trace` of a program (chainrule.analysis.trace_summary) read back as checked dataclasses,
 outside the sandbox. From a harness point it is the student's code's own claim: every field is
-checked for type and size, lines must exist in the student's source, names must be variable names,
+checked for type and size, lines must exist in the student's source, names must be tensor paths,
 and any problem rejects it (MalformedTrace). The reference's trace (Analysis.program_trace) is read
 with the same rules."""
 
@@ -10,12 +10,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from chainrule.part_keys import is_tensor_path
+
 MAX_ITEMS = 16  # chainrule.analysis.program_trace.MAX_ITEMS
 MAX_TENSORS = 64  # the part's reads (chainrule.answers.code_report.MAX_KEYS)
 MAX_LINE = 100_000
 MAX_COUNT = 10**9
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_][A-Za-z0-9_]*)*")  # the part-key grammar
-MAX_NAME = 200
 _HOW = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]{0,39}")
 OPS = ("detach", "data", "clone", "no_grad", "in_place", "requires_grad")
 CUTS = ("detach", "data", "no_grad")  # ops after which no gradient flows back
@@ -180,7 +180,7 @@ def _count(data: Any, where: str) -> int:
 
 
 def _name(data: Any) -> str:
-    if not isinstance(data, str) or len(data) > MAX_NAME or not _NAME.fullmatch(data):
+    if not is_tensor_path(data):  # the part-key grammar: the trace names tensors by their paths
         raise MalformedTrace("a tensor name is not a variable name")
     return data
 

@@ -37,10 +37,10 @@ from typing import Any
 
 from chainrule.code.encoding import StudentError, count_text, plain_value, returned_values, with_article
 from chainrule.code.student_process import records_in_child
+from chainrule.code_limits import MAX_CODE_CHARS
 from chainrule.part_keys import is_tensor_path
 
 STUDENT_FILENAME = "<student>"
-MAX_SOURCE_CHARS = 50_000
 MAX_POINTS = 32
 MAX_STDOUT_CHARS = 4_000
 MAX_MESSAGE_CHARS = 600
@@ -124,8 +124,8 @@ def _request(job: Any) -> dict[str, Any]:
             request.setdefault("signature", f"{request['function']}({', '.join(request['args'])})")
     except (KeyError, TypeError) as error:
         raise StudentError(f"The grader's harness input is invalid ({type(error).__name__} {error}).") from None
-    if len(request["source"]) > MAX_SOURCE_CHARS:
-        raise StudentError(f"Your code is too long (more than {MAX_SOURCE_CHARS} characters).")
+    if len(request["source"]) > MAX_CODE_CHARS:
+        raise StudentError(f"Your code is too long (more than {MAX_CODE_CHARS} characters).")
     return request
 
 

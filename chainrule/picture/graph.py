@@ -17,7 +17,8 @@ import subprocess
 from collections.abc import Mapping
 
 from chainrule.model import Analysis, Edge, GraphNode, Highlight
-from chainrule.picture.labels import Hidden, Labels, Reveal, hidden_for
+from chainrule.picture.disclosure import Disclosure, Hidden, hidden_for
+from chainrule.picture.labels import Labels
 
 DOT_TIMEOUT_SECONDS = 10
 FULL_DETAIL = 40  # nodes: up to here every label is drawn
@@ -153,11 +154,11 @@ class _Drawing:
 
 def graph_dot(
     *, analysis: Analysis, highlight: Highlight | None = None, title: str | None = None,
-    reveal: Reveal | None = None, edge_notes: Mapping[Edge, str] | None = None,
+    disclosure: Disclosure | None = None, edge_notes: Mapping[Edge, str] | None = None,
 ) -> str:
-    """`reveal` says which answers this viewer may see (default: none, so no asked-for gradient)."""
+    """`disclosure` says which answers this viewer may see (default: none, so no asked-for gradient)."""
     highlight = highlight or Highlight()
-    hidden = hidden_for(analysis, reveal or Reveal())
+    hidden = hidden_for(analysis, disclosure or Disclosure())
     drawing = _Drawing(analysis, highlight, hidden, edge_notes or {})
     outputs = ", ".join(dict.fromkeys(call.output for call in analysis.backward_calls))
     title = title or (f"Computational graph of {outputs}" if outputs else "Computational graph")
@@ -198,7 +199,7 @@ def render_svg(dot_text: str) -> str:
 
 def graph_svg(
     *, analysis: Analysis, highlight: Highlight | None = None, title: str | None = None,
-    reveal: Reveal | None = None, edge_notes: Mapping[Edge, str] | None = None,
+    disclosure: Disclosure | None = None, edge_notes: Mapping[Edge, str] | None = None,
 ) -> str:
-    return render_svg(graph_dot(analysis=analysis, highlight=highlight, title=title, reveal=reveal,
+    return render_svg(graph_dot(analysis=analysis, highlight=highlight, title=title, disclosure=disclosure,
                                 edge_notes=edge_notes))

@@ -1,77 +1,20 @@
 """The words and numbers on the picture: what each node computes and holds
 (forward, in blue), the gradient arriving at it (backward, in red, with each
 path's contribution where several meet), and each edge's local derivative.
-
-What a viewer may not see yet is left out here, in one place: a gradient asked
-for by a part whose answer is not revealed to this viewer, every gradient
-downstream of it (from which, with the local derivatives, it would follow) and
-a forward value that is itself an unrevealed answer, with the values computed from it. Local derivatives stay:
-they are the rule of each machine, which the feedback teaches anyway."""
+What the viewer may not see (chainrule/picture/disclosure.py) is left out."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from chainrule.model import Analysis, Edge, GraphNode
+from chainrule.picture.disclosure import Hidden
 from chainrule.values import Value, format_value
 
 MAX_VALUE_LABEL = 32
 MAX_MERGED = 4  # contributions spelled out where paths meet; more would not fit on the node
 MAX_FORMULA_LABEL = 30  # a longer formula is left to the op's name and its inputs' arrows
 TINY = 1e-6
-
-
-@dataclass(frozen=True)
-class Reveal:
-    """Which reference answers this viewer may see: part keys as the analysis reads
-    them (`x.grad`, `z`). The default reveals nothing."""
-
-    everything: bool = False
-    keys: frozenset[str] = frozenset()
-
-    def shows(self, key: str) -> bool:
-        return self.everything or key in self.keys
-
-
-@dataclass
-class Hidden:
-    grads: set[str] = field(default_factory=set)  # node ids whose gradient is not shown
-    values: set[str] = field(default_factory=set)  # node ids whose forward value is not shown
-
-
-def hidden_for(analysis: Analysis, reveal: Reveal) -> Hidden:
-    hidden = Hidden()
-    downstream = _downstream(analysis)
-    for key, part in analysis.parts.items():
-        if reveal.shows(key):
-            continue
-        nodes = [node.id for node in analysis.graph.nodes if part.tensor in (node.name, node.tensor_name)
-                 and (node.kind != "leaf" or node.tracked or not part.reads_grad)]
-        if part.reads_grad:
-            hidden.grads.update(node for start in nodes for node in downstream.get(start, {start}))
-        else:  # a forward value asked for, and every value computed from it (z = 4·b gives b away)
-            nodes += [n.id for n in analysis.graph.nodes if n.kind == "output" and n.name == part.tensor]
-            hidden.values.update(node for start in nodes for node in downstream.get(start, {start}))
-    return hidden
-
-
-def _downstream(analysis: Analysis) -> dict[str, set[str]]:
-    """Every node each node feeds (itself included): its gradient is built from theirs."""
-    consumers: dict[str, list[str]] = {}
-    for edge in analysis.graph.edges:
-        if not edge.cut:
-            consumers.setdefault(edge.source, []).append(edge.target)
-    reached: dict[str, set[str]] = {}
-    for node in analysis.graph.nodes:
-        seen, stack = {node.id}, [node.id]
-        while stack:
-            for target in consumers.get(stack.pop(), []):
-                if target not in seen:
-                    seen.add(target)
-                    stack.append(target)
-        reached[node.id] = seen
-    return reached
 
 
 def short_value(value: Value) -> str:

@@ -54,7 +54,7 @@ def test_it_notes_a_tracked_leaf_that_never_reaches_the_output() -> None:
 
 def test_it_imports_the_pure_parts_without_torch() -> None:
     code = ("import sys, chainrule\n"
-            "import chainrule.diagnosis.numeric, chainrule.diagnosis.across_points, chainrule.answers.numeric\n"
+            "import chainrule.diagnosis.numeric, chainrule.diagnosis.across_points, chainrule.answers.number_parse\n"
             "import chainrule.answers.formula_grading, chainrule.answers.code_grading\n"
             "import chainrule.result, chainrule.picture.graph\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n")

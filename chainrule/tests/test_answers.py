@@ -5,7 +5,7 @@ import random
 import pytest
 
 from chainrule import AnswerError, parse_numeric
-from chainrule.answers.numeric import MAX_ANSWER_CHARS
+from chainrule.answers.number_parse import MAX_ANSWER_CHARS
 from chainrule.values import Value, format_value
 
 

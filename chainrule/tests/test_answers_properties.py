@@ -7,7 +7,7 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 strategies = pytest.importorskip("hypothesis.strategies")
 
-from chainrule.answers.numeric import AnswerError, parse_numeric  # noqa: E402
+from chainrule.answers.number_parse import AnswerError, parse_numeric  # noqa: E402
 from chainrule.values import format_value  # noqa: E402
 
 given, st = hypothesis.given, strategies

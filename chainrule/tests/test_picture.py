@@ -11,9 +11,9 @@ import pytest
 
 from chainrule import (
     Analysis,
+    Disclosure,
     GraphvizMissing,
     Highlight,
-    Reveal,
     analyze_program,
     diagnose_numeric,
     graph_dot,
@@ -25,7 +25,7 @@ from chainrule.tests.seeds import seed_analysis
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
 SVG = "{http://www.w3.org/2000/svg}"
-EVERYTHING = Reveal(everything=True)
+EVERYTHING = Disclosure(everything=True)
 
 
 def walkthrough() -> Analysis:
@@ -56,7 +56,7 @@ def edge_strokes(svg: str) -> dict[str, set[tuple[str, str]]]:
 
 @needs_dot
 def test_it_shows_forward_values_formulas_slopes_and_the_merge_at_x_like_the_walkthrough() -> None:
-    shown = texts(graph_svg(analysis=walkthrough(), reveal=EVERYTHING))
+    shown = texts(graph_svg(analysis=walkthrough(), disclosure=EVERYTHING))
     assert shown.count("∂z/∂b = 1") == 2  # the slope of b → add, and the gradient arriving at b
     for label in ["x = 2", "y = 3", "a = x·y = 6", "b = x² = 4", "a + b = 10", "z = 10",
                   "∂a/∂x = y = 3", "∂a/∂y = x = 2", "∂b/∂x = 2·x = 4", "∂z/∂a = 1", "∂z/∂b = 1",
@@ -69,9 +69,9 @@ def test_it_shows_forward_values_formulas_slopes_and_the_merge_at_x_like_the_wal
 @needs_dot
 def test_without_the_engines_local_derivatives_the_edges_are_drawn_unlabelled() -> None:
     analysis = seed_analysis("visual-walkthrough")
-    assert [text for text in texts(graph_svg(analysis=analysis, reveal=EVERYTHING)) if text.startswith("∂a/∂")]
+    assert [text for text in texts(graph_svg(analysis=analysis, disclosure=EVERYTHING)) if text.startswith("∂a/∂")]
     analysis.local_derivatives = []  # an analysis cached before the engine stated them
-    svg = graph_svg(analysis=analysis, reveal=EVERYTHING)
+    svg = graph_svg(analysis=analysis, disclosure=EVERYTHING)
     assert not [text for text in texts(svg) if text.startswith("∂a/∂")]
     assert len([title for title in edge_strokes(svg) if title.startswith("leaf:x")]) == 2
 
@@ -94,7 +94,7 @@ def test_the_students_wrong_edge_is_drawn_thick_purple_with_what_they_used() -> 
 def test_an_extra_path_through_a_detach_is_marked_as_the_cut_not_as_a_wrong_factor() -> None:
     analysis = seed_analysis("detach")  # x.grad = 12 counts the path through b = a.detach()
     highlight = diagnose_numeric(analysis=analysis, part="x.grad", answer=12.0).highlight
-    dot = graph_dot(analysis=analysis, highlight=highlight, reveal=EVERYTHING)
+    dot = graph_dot(analysis=analysis, highlight=highlight, disclosure=EVERYTHING)
     assert "✗ detach: no gradient flows back here" in dot
     assert "wrong local derivative" not in dot
 
@@ -103,13 +103,13 @@ def test_an_extra_path_through_a_detach_is_marked_as_the_cut_not_as_a_wrong_fact
 def test_a_student_who_has_not_got_x_grad_sees_no_gradient_that_gives_7_away() -> None:
     analysis = walkthrough()
     missing = diagnose_numeric(analysis=analysis, part="x.grad", answer=4.0).highlight
-    shown = texts(graph_svg(analysis=analysis, highlight=missing, reveal=Reveal(keys=frozenset({"y.grad"}))))
+    shown = texts(graph_svg(analysis=analysis, highlight=missing, disclosure=Disclosure(keys=frozenset({"y.grad"}))))
     assert "y.grad = 2" in shown  # right already, so theirs to see
     assert not [text for text in shown if "7" in text or text.startswith("x.grad")]
     assert shown.count("∂z/∂b = 1") == 1  # the slope on the edge b → add; not the gradient arriving at b
     assert "← 3" not in shown and "← 4" not in shown
     assert "∂a/∂x = y = 3" in " ".join(shown)  # the rule of each machine stays: it is what to learn
-    nothing = texts(graph_svg(analysis=analysis, reveal=Reveal()))
+    nothing = texts(graph_svg(analysis=analysis, disclosure=Disclosure()))
     assert not [text for text in nothing if ".grad" in text]
     assert "∂z/∂z = 1" in nothing  # the seed belongs to the program, not to an answer
 
@@ -120,7 +120,7 @@ def test_a_forward_value_asked_for_is_hidden_until_revealed() -> None:
                                params={"x0": 2.0}, parts=["x.grad", "b"])
     assert "b = x³" in texts(graph_svg(analysis=analysis))
     assert "b = x³ = 8" not in texts(graph_svg(analysis=analysis))
-    assert "b = x³ = 8" in texts(graph_svg(analysis=analysis, reveal=Reveal(keys=frozenset({"b"}))))
+    assert "b = x³ = 8" in texts(graph_svg(analysis=analysis, disclosure=Disclosure(keys=frozenset({"b"}))))
     assert "z = 32" not in texts(graph_svg(analysis=analysis))  # z = 4·b would give b away
     assert "x = 2" in texts(graph_svg(analysis=analysis))
 
@@ -160,7 +160,7 @@ L.backward()
 def test_a_150_node_mlp_keeps_node_values_but_drops_edge_labels_and_says_so() -> None:
     analysis = analyze_program(program=MLP, params={"x0": [1.0, 2.0, 3.0]}, parts=[])
     assert FULL_DETAIL < 150 <= len(analysis.graph.nodes) <= NODE_DETAIL
-    dot = graph_dot(analysis=analysis, reveal=EVERYTHING)
+    dot = graph_dot(analysis=analysis, disclosure=EVERYTHING)
     assert f"{len(analysis.graph.nodes)} nodes: only the names and values of the nodes are drawn" in dot
     drawn = [line for line in dot.splitlines() if not line.startswith("  graph")]
     assert not [line for line in drawn if "←" in line or "∂L/∂" in line and "->" in line]
@@ -172,7 +172,7 @@ def test_a_graph_past_the_detail_limit_draws_names_only() -> None:
                "for _ in range(70):\n    h = torch.tanh(h * 0.9 + 0.1)\nL = h.sum()\nL.backward()\n")
     analysis = analyze_program(program=program, params={"xs": [0.5, -0.5]}, parts=["x.grad"])
     assert len(analysis.graph.nodes) > NODE_DETAIL
-    dot = graph_dot(analysis=analysis, reveal=EVERYTHING)
+    dot = graph_dot(analysis=analysis, disclosure=EVERYTHING)
     assert "only the names of the nodes are drawn" in dot
     drawn = [line for line in dot.splitlines() if not line.startswith("  graph")]
     assert not [line for line in drawn if "←" in line or "∂" in line or " = " in line.split("label=")[-1]]
@@ -214,8 +214,8 @@ def test_a_picture_asked_for_again_runs_graphviz_once(monkeypatch: pytest.Monkey
         return real_run(*args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(picture.subprocess, "run", counting_run)
-    first = graph_svg(analysis=walkthrough(), reveal=EVERYTHING)
-    again = [graph_svg(analysis=walkthrough(), reveal=EVERYTHING) for _ in range(20)]
+    first = graph_svg(analysis=walkthrough(), disclosure=EVERYTHING)
+    again = [graph_svg(analysis=walkthrough(), disclosure=EVERYTHING) for _ in range(20)]
     assert len(runs) == 1 and all(svg == first for svg in again)
-    graph_svg(analysis=walkthrough(), reveal=Reveal(keys=frozenset()))  # another picture: drawn afresh
+    graph_svg(analysis=walkthrough(), disclosure=Disclosure(keys=frozenset()))  # another picture: drawn afresh
     assert len(runs) == 2

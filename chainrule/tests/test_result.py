@@ -26,7 +26,7 @@ def test_it_builds_the_spec_result_document() -> None:
 
 
 def test_it_shows_the_expected_value_only_when_asked() -> None:
-    result = build_result(assignment="a", parts=[graded("x.grad", "4")], show_expected=True)
+    result = build_result(assignment="a", parts=[graded("x.grad", "4")], expected_shown=True)
     assert result["parts"][0]["expected"] == [7.0]
 
 

@@ -44,8 +44,8 @@ def _submission_rendered(request: HttpRequest, submission: Submission, *, typed:
     """The page; `typed`: an override that was refused, shown again in its form with the message."""
     return render(request, "staff/courseops/submission.html", {
         "course": submission.assignment.course, "submission": submission, "assignment": submission.assignment,
-        "document": result_document(submission=submission, show_expected=True),
-        "error": submission_error(submission=submission, show_reason=True), "show_expected": True, "is_staff": True,
+        "document": result_document(submission=submission, expected_shown=True),
+        "error": submission_error(submission=submission, show_reason=True), "expected_shown": True, "is_staff": True,
         "overrides": ScoreOverride.objects.filter(submission=submission).select_related("by"),
         "revisions": ResultRevision.objects.filter(submission=submission),
         "regrades": Regrade.objects.filter(submission=submission)[:5], "typed": typed or {},

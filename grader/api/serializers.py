@@ -12,12 +12,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
+from chainrule.code_limits import MAX_CODE_CHARS
 from grader.finished import MAX_WAIT_S
-from grader.forms import MAX_CODE
 from grader.models import Submission
 from grader.selectors import AssignmentRow, result_document, submission_error
-
-MAX_PARTS = 50
+from grading.answer_parsing import MAX_PARTS
 
 
 class SourceField(serializers.CharField):
@@ -66,7 +65,7 @@ class AssignmentSummarySerializer(serializers.Serializer):
     reveal = serializers.CharField(source="assignment.reveal",
                                    help_text="When you see the expected answers: never, after_due, after_close, "
                                              "after_attempts (your due date, closing date and attempts)")
-    answers_revealed = serializers.BooleanField(source="reveal_expected",
+    answers_revealed = serializers.BooleanField(source="expected_shown",
                                                 help_text="The expected answers are shown to you now")
     attempts_used = serializers.IntegerField()
     attempts_left = serializers.IntegerField(allow_null=True, help_text="null: unlimited")
@@ -104,7 +103,8 @@ class AssignmentDetailSerializer(AssignmentSummarySerializer):
 
 class SubmissionCreateSerializer(serializers.Serializer):
     answers = serializers.DictField(required=False, default=dict, help_text='Part key → answer text, e.g. "7"')
-    code = serializers.DictField(child=SourceField(max_length=MAX_CODE, trim_whitespace=False, allow_blank=True),
+    code = serializers.DictField(child=SourceField(max_length=MAX_CODE_CHARS, trim_whitespace=False,
+                                                   allow_blank=True),
                                  required=False, default=dict, help_text="Part key → Python source")
     wait = SecondsField(min_value=0, max_value=MAX_WAIT_S, default=0,
                                   help_text="Seconds (at most 20) to wait for grading: the graded submission "
@@ -127,7 +127,7 @@ class SubmissionCreatedSerializer(serializers.Serializer):
 
 
 class SubmissionSerializer(serializers.Serializer):
-    """`context["show_expected"]`: for the course's staff, and for the student once the reveal policy
+    """`context["expected_shown"]`: for the course's staff, and for the student once the reveal policy
     allows; `context["show_reason"]` (why grading failed) only for the course's staff."""
 
     id = serializers.IntegerField()
@@ -141,7 +141,7 @@ class SubmissionSerializer(serializers.Serializer):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_result(self, submission: Submission) -> dict[str, Any] | None:
-        document = result_document(submission=submission, show_expected=self.context["show_expected"])
+        document = result_document(submission=submission, expected_shown=self.context["expected_shown"])
         if document is None:
             return None
         graph = self.context["request"].build_absolute_uri(reverse("submission-graph", args=[submission.id]))

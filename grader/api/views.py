@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from assignments.access import is_course_staff
 from grader import hooks
 from grader.api.parsers import BoundedJSONParser, flat_errors
 from grader.api.serializers import (
@@ -32,13 +33,13 @@ from grader.models import FINISHED, Submission
 from grader.pictures import submission_picture
 from grader.policy import PolicyError, RateLimited
 from grader.selectors import (
+    HISTORY_LIMIT,
     AssignmentRow,
-    answers_revealed,
     assignment_row,
     assignment_rows,
     assignment_to_submit,
     expected_shown,
-    is_instructor,
+    expected_shown_for,
     revealed_answer_key,
     submission_visible,
     submissions_mine,
@@ -48,7 +49,6 @@ from grader.workflow import AlreadySubmitted, submission_create
 from grading.answer_key import answer_key_svg
 from grading.answer_parsing import AnswerErrors
 
-HISTORY_LIMIT = 200
 IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 SVG_POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 
@@ -96,13 +96,13 @@ class SubmissionCollection(APIView):
                    summary="My submissions to this assignment; for its course's staff, everyone's (filterable)")
     def get(self, request: Request, slug: str) -> Response:
         row = _row_or_404(request, slug)
-        if is_instructor(user=request.user, assignment=row.assignment):
+        if is_course_staff(user=request.user, course_id=row.assignment.course_id):
             staff_view = hooks.staff_submissions(request, slug)
             if staff_view is not None:
                 return staff_view
         submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
         context = {"request": request, "show_reason": False,
-                   "show_expected": answers_revealed(user=request.user, assignment=row.assignment)}
+                   "expected_shown": expected_shown_for(user=request.user, assignment=row.assignment)}
         return Response(SubmissionSerializer(submissions, many=True, context=context).data)
 
     @extend_schema(
@@ -167,7 +167,7 @@ def _submission_response(request: Request, submission: Submission, **kwargs: Any
     finished = submission.status in FINISHED
     staff = finished and viewer_is_staff(user=request.user, submission=submission)
     context = {"request": request, "show_reason": staff,
-               "show_expected": finished and (staff or expected_shown(user=request.user, submission=submission))}
+               "expected_shown": finished and (staff or expected_shown(user=request.user, submission=submission))}
     return Response(SubmissionSerializer(submission, context=context).data, **kwargs)
 
 
@@ -212,7 +212,7 @@ class AssignmentAnswersGraph(APIView):
     @extend_schema(operation_id="assignment_answers_svg", responses={(200, "image/svg+xml"): OpenApiTypes.STR})
     def get(self, request: Request, slug: str) -> Response:
         row = _row_or_404(request, slug)
-        svg = row.answers_shown and answer_key_svg(assignment=row.assignment, student_id=request.user.pk)
+        svg = row.expected_shown and answer_key_svg(assignment=row.assignment, student_id=request.user.pk)
         if not svg:
             raise Http404("The expected answers are not revealed to you yet.")
         headers = {"Content-Security-Policy": svg_policy(request), "Cache-Control": "private, max-age=60"}

@@ -93,7 +93,7 @@ def graded(*, submission: Submission) -> tuple[Graded, Variant]:
         raise ReferenceRunError("the submission has no variant")
     variant = variant_ready(variant=submission.variant, assignment=submission.assignment)  # current reference
     result = answers_grade(assignment=submission.assignment, variant=variant, answers=submission.answers,
-                           code=submission.code, show_expected=True)
+                           code=submission.code, expected_shown=True)
     return result, variant
 
 

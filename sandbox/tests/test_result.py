@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from sandbox.job_response import InvalidResponse, JobResult, parse_response
 from sandbox.limits import Limits
-from sandbox.result import InvalidResponse, JobResult, parse_response
 
 LIMITS = Limits(output_bytes=1024, result_bytes=1024)
 

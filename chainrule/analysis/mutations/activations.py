@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import torch
 
-from chainrule.analysis.mutations.labels import wrapped
-from chainrule.analysis.mutations.model import NodeContext
+from chainrule.analysis.mutations.input_symbols import wrapped
+from chainrule.analysis.mutations.mutation_types import NodeContext
 
 Wrong = tuple[str, str, torch.Tensor, str]  # (rule id, used formula, used factor, lesson)
 Found = tuple[str, torch.Tensor, list[Wrong]] | None

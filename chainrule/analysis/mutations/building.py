@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from chainrule.analysis.mutations.model import Mutation, NodeContext
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext
 
 
 def mutation(c: NodeContext, slot: int, rule: str, used: str, right: str, lesson: str,

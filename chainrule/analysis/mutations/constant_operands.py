@@ -8,8 +8,8 @@ from fractions import Fraction
 
 import torch
 
-from chainrule.analysis.mutations.labels import wrapped
-from chainrule.analysis.mutations.model import NodeContext
+from chainrule.analysis.mutations.input_symbols import wrapped
+from chainrule.analysis.mutations.mutation_types import NodeContext
 from chainrule.values import format_number
 
 Wrong = tuple[str, str, torch.Tensor, str]  # (rule id, used formula, used factor, lesson)

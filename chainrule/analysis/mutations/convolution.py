@@ -12,7 +12,7 @@ import torch
 from torch.nn import grad as conv_grad
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 
 Found = tuple[list[RightDerivative], list[Mutation]]
 CONV = ("a convolution layer computes a cross-correlation (the kernel is not flipped): going back, each input "

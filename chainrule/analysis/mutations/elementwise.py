@@ -10,8 +10,8 @@ import torch
 
 from chainrule.analysis.mutations.activations import ACTIVATION_RULES, ONE_INPUT_ACTIVATIONS
 from chainrule.analysis.mutations.constant_operands import constant_operand, constant_wrongs
-from chainrule.analysis.mutations.labels import wrapped as _wrapped
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.input_symbols import wrapped as _wrapped
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.op_names import op_name
 from chainrule.values import format_number
 
@@ -307,10 +307,6 @@ def inner_argument_wrongs(c: NodeContext, slot: int) -> list[Wrong]:
 # Slips that can equal the right factor identically, not only at some values (the other factor of
 # x·e^y differentiated: e^y again): no choice of values tells them apart, so the author is not told to.
 ALWAYS_EQUAL_SOMEWHERE = frozenset({"mul_other_differentiated"})
-
-
-def elementwise_rule(node_class: str) -> Rule | None:
-    return _RULES.get(node_class)
 
 
 def factor_mutations(c: NodeContext, slot: int) -> tuple[RightDerivative | None, list[Mutation]]:

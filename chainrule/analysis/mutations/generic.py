@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from chainrule.analysis.mutations.elementwise import factor_mutations
-from chainrule.analysis.mutations.labels import wrapped
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.input_symbols import wrapped
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.structural import structural_mutations
 from chainrule.op_names import op_name
 from chainrule.values import format_number

@@ -11,8 +11,8 @@ import torch
 
 from chainrule.analysis.mutations.flood import Flood, flood, leaf_deltas
 from chainrule.analysis.mutations.generic import node_mutations
-from chainrule.analysis.mutations.labels import input_labels, placeholder
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.input_symbols import input_labels, placeholder
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.analysis.tensors import tensor_to_value

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 
 Found = tuple[list[RightDerivative], list[Mutation]]
 DET = "d det(A)/dA = det(A)·A⁻ᵀ (Jacobi's formula): the inverse transposed, times the determinant"

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import torch
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.labels import wrapped
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.input_symbols import wrapped
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 
 Found = tuple[list[RightDerivative], list[Mutation]]
 LAYER_NORM = ("layer norm subtracts the mean μ and divides by σ, and μ and σ depend on every input as well: "

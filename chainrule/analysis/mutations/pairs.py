@@ -12,7 +12,7 @@ import torch
 
 from chainrule.analysis.mutations.flood import Flood, flood_with
 from chainrule.analysis.mutations.generic import node_mutations
-from chainrule.analysis.mutations.model import InputGrads, Mutation, NodeContext
+from chainrule.analysis.mutations.mutation_types import InputGrads, Mutation, NodeContext
 
 MAX_GRAPH_NODES = 60
 MAX_PAIRED = 16

@@ -7,8 +7,8 @@ import torch
 
 from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
-from chainrule.analysis.mutations.labels import wrapped
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.input_symbols import wrapped
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.op_names import op_name
 
 

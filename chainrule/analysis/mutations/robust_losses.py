@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.values import format_number
 
 Found = tuple[list[RightDerivative], list[Mutation]]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 
 CUMSUM = ("cumsum's entry k adds the inputs up to k, so input i feeds entry i and every later one: its gradient "
           "is the sum of grad from entry i to the end (a cumsum taken backwards)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.op_names import op_name
 
 GATHER = ("gather(dim, index) picks along dim: each picked entry's gradient goes back to the very entry it was "

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from chainrule.analysis.mutations.building import kept, mutation
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 
 Found = tuple[list[RightDerivative], list[Mutation]]
 VAR = ("var = Σ(x - μ)²/(N - c) (c = 1 for the unbiased estimate, 0 for the biased one): dvar/dxᵢ = 2(xᵢ - μ)/(N - c);"

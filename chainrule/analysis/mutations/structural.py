@@ -12,7 +12,7 @@ from chainrule.analysis.mutations.building import kept as _kept
 from chainrule.analysis.mutations.building import mutation as _mutation
 from chainrule.analysis.mutations.convolution import conv_mutations
 from chainrule.analysis.mutations.linear_algebra import det_mutations, inverse_mutations, trace_mutations
-from chainrule.analysis.mutations.model import Mutation, NodeContext, RightDerivative
+from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.normalisation import norm_mutations, vector_norm_mutations
 from chainrule.analysis.mutations.probability import logits_loss_mutations, loss_mutations, softmax_mutations
 from chainrule.analysis.mutations.robust_losses import robust_loss_mutations

@@ -1,6 +1,8 @@
 """python manage.py grade SLUG PART=ANSWER… [--code-file F] [--json] [--svg FILE]
 
-Grades synchronously with the same engine as the workers; stores nothing.
+Grades synchronously with the same engine as the workers; stores no submission and no result. Like a
+worker it stores the variant of the assignment's own values when missing, with its reference analysis
+(and, for code parts, the analyses at the evaluation points): the reference run is cached.
 Exit 0 whether or not the answers are right; 2 on unreadable input or unknown slug/part.
 """
 
@@ -41,7 +43,7 @@ class Command(BaseCommand):
             answers_parse(assignment=assignment, answers=answers, code=code)
             variant = variant_get(assignment=assignment, params=assignment.params)
             graded = answers_grade(assignment=assignment, variant=variant, answers=answers, code=code,
-                                   show_expected=True)
+                                   expected_shown=True)
         except AnswerErrors as exc:
             raise CommandError("\n".join(f"{k}: {m}" for k, m in exc.errors.items()), returncode=2) from None
         except ReferenceRunError as exc:
