@@ -4,6 +4,7 @@ the course 403. Vetting runs the reference, so publishing is an authoring job a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -51,8 +52,13 @@ def _catalog(request: Request) -> dict[str, Any]:
     return catalog_data("request", body.validated_data["toml"].encode("utf-8"))
 
 
-def _errors(exc: CatalogError) -> Response:
-    return Response({"errors": {exc.field: exc.problem}}, status=status.HTTP_400_BAD_REQUEST)
+def _written(request: Request, write: Callable[[dict[str, Any]], Assignment], code: int) -> Response:
+    """`write` the body's catalog TOML; the assignment as written, or 400 with the field at fault."""
+    try:
+        assignment = write(_catalog(request))
+    except CatalogError as exc:
+        return Response({"errors": {exc.field: exc.problem}}, status=status.HTTP_400_BAD_REQUEST)
+    return Response(AuthoredDetailSerializer(_detail(assignment)).data, status=code)
 
 
 class AuthoredCollection(APIView):
@@ -69,11 +75,8 @@ class AuthoredCollection(APIView):
                    summary="Create an unpublished assignment from catalog TOML")
     def post(self, request: Request, course: str) -> Response:
         found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
-        try:
-            assignment = publishing.assignment_create(course=found, data=_catalog(request))
-        except CatalogError as exc:
-            return _errors(exc)
-        return Response(AuthoredDetailSerializer(_detail(assignment)).data, status=status.HTTP_201_CREATED)
+        return _written(request, lambda data: publishing.assignment_create(course=found, data=data),
+                        status.HTTP_201_CREATED)
 
 
 class AuthoredDetail(APIView):
@@ -88,11 +91,8 @@ class AuthoredDetail(APIView):
                    summary="Save edits: onto a never-published assignment, else as its draft until the next publish")
     def put(self, request: Request, slug: str) -> Response:
         assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
-        try:
-            saved = publishing.assignment_save(assignment=assignment, data=_catalog(request))
-        except CatalogError as exc:
-            return _errors(exc)
-        return Response(AuthoredDetailSerializer(_detail(saved)).data)
+        return _written(request, lambda data: publishing.assignment_save(assignment=assignment, data=data),
+                        status.HTTP_200_OK)
 
 
 def _waited(job: AuthoringJob, seconds: float, user_id: Any) -> AuthoringJob:

@@ -23,8 +23,6 @@ import importlib.util
 import io
 import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +39,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stack import free_port, port_open, stop, wait_until  # noqa: E402 - the bench folder's own helpers
+
 LOGS = ROOT / "test-output"
 # Right and wrong answers, so the worker diagnoses as well as compares.
 NUMERIC_WORK: list[tuple[str, dict[str, Any]]] = [
@@ -292,27 +293,9 @@ def in_process_baseline(count: int) -> tuple[list[float], float]:
 
 # --- a private stack, started like the test fixtures start theirs ------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _spawn(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "ab") as out:
         return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _wait_until(check: Callable[[], bool], proc: subprocess.Popen[bytes], what: str, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited early (exit {proc.returncode})")
-        if check():
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"{what} not ready within {timeout}s")
 
 
 def _web_command(server: str, port: int) -> list[str]:
@@ -320,21 +303,6 @@ def _web_command(server: str, port: int) -> list[str]:
         return [sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.py", "-b", f"127.0.0.1:{port}",
                 "--log-level", "warning"]
     return [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"]
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def _setup_django(workdir: Path, database_url: str | None = None) -> None:
@@ -371,7 +339,7 @@ def private_stack(clients: int, concurrency: int, server: str) -> Iterator[tuple
 @contextmanager
 def _services(concurrency: int, server: str) -> Iterator[str]:
     """A worker on a private queue and the web server, both stopped on exit."""
-    queue, port = f"bench-{uuid.uuid4().hex[:8]}", _free_port()
+    queue, port = f"bench-{uuid.uuid4().hex[:8]}", free_port()
     from config.celery_app import app
 
     app.conf.task_default_queue = queue  # this process sends the floor's no-op tasks there too
@@ -383,12 +351,12 @@ def _services(concurrency: int, server: str) -> Iterator[str]:
     web = _spawn(_web_command(server, port), env, LOGS / "bench-web.log")
     STACK_GROUPS.update(web=web.pid, worker=worker.pid)  # each its own process group (start_new_session)
     try:
-        _wait_until(lambda: _port_open(port), web, "web server")
-        _wait_until(lambda: _worker_ready(queue), worker, "worker")
+        wait_until(lambda: port_open(port), "web server", proc=web)
+        wait_until(lambda: _worker_ready(queue), "worker", proc=worker)
         yield f"http://127.0.0.1:{port}"
     finally:
-        _stop(web)
-        _stop(worker)
+        stop(web)
+        stop(worker)
 
 
 @contextmanager

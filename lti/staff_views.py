@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -38,46 +41,61 @@ def _picked(request: HttpRequest, course: Course) -> list[Assignment]:
     return list(_offered(course).filter(slug__in=slugs).prefetch_related("parts"))
 
 
+def _pick_page(request: HttpRequest, *, pending_key: str, missing: str, title: str, action: str,
+               multiple: Callable[[dict[str, Any]], bool],
+               chosen: Callable[[dict[str, Any], list[Assignment]], HttpResponse | None]) -> HttpResponse:
+    """A page where the course's staff pick assignments for what the LMS asked (kept in the session
+    under `pending_key`); `chosen` answers a valid pick, or None to ask again."""
+    pending = request.session.get(pending_key)
+    if not pending:
+        return refusal(request, missing)
+    course = _staff_course(request, pending["course"])
+    if request.method == "POST":
+        answer = chosen(pending, _picked(request, course))
+        if answer is not None:
+            del request.session[pending_key]
+            return answer
+    context = {"course": course, "assignments": _offered(course), "multiple": multiple(pending),
+               "action": reverse(action), "title": title}
+    return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
+
+
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def link_bind_page(request: HttpRequest) -> HttpResponse:
-    pending = request.session.get("lti_bind")
-    if not pending:
-        return refusal(request, "Open this page from an LMS link.")
-    course = _staff_course(request, pending["course"])
-    if request.method == "POST":
-        picked = _picked(request, course)
-        if len(picked) == 1:
-            resource_link = get_object_or_404(LtiResourceLink, pk=pending["resource_link"])
-            link = link_bind(resource_link=resource_link, assignment=picked[0])
-            del request.session["lti_bind"]
-            return redirect("assignment", slug=link.assignment.slug)
-    context = {"course": course, "assignments": _offered(course), "multiple": False,
-               "action": reverse("lti:bind"), "title": "Which assignment does this LMS link open?"}
-    return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
+    def chosen(pending: dict[str, Any], picked: list[Assignment]) -> HttpResponse | None:
+        if len(picked) != 1:
+            return None
+        resource_link = get_object_or_404(LtiResourceLink, pk=pending["resource_link"])
+        link = link_bind(resource_link=resource_link, assignment=picked[0])
+        return redirect("assignment", slug=link.assignment.slug)
+
+    return _pick_page(request, pending_key="lti_bind", missing="Open this page from an LMS link.",
+                      title="Which assignment does this LMS link open?", action="lti:bind",
+                      multiple=lambda pending: False, chosen=chosen)
+
+
+def _accepts_multiple(pending: dict[str, Any]) -> bool:
+    return str(pending["settings"].get("accept_multiple", True)).lower() != "false"
 
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def deep_link_page(request: HttpRequest) -> HttpResponse:
-    pending = request.session.get("lti_deep_link")
-    if not pending:
-        return refusal(request, "Open this page from the LMS's 'add content' dialog.")
-    course = _staff_course(request, pending["course"])
-    multiple = str(pending["settings"].get("accept_multiple", True)).lower() != "false"
-    if request.method == "POST":
-        picked = _picked(request, course)
-        if picked and (multiple or len(picked) == 1):
-            registration = get_object_or_404(LtiRegistration, pk=pending["registration"])
-            return_url, token = deep_link_response(
-                registration=registration, deployment_id=pending["deployment_id"], settings_claim=pending["settings"],
-                assignments=picked, launch_url=request.build_absolute_uri(reverse("lti:launch")))
-            del request.session["lti_deep_link"]
-            page = render(request, "lti/deep_link_return.html", {"return_url": return_url, "jwt": token})
-            return form_action_allow(page, urls=[return_url])  # the form posts the JWT back to the platform
-    context = {"course": course, "assignments": _offered(course), "multiple": multiple,
-               "action": reverse("lti:deep-link"), "title": "Add assignments to the LMS course"}
-    return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
+    def chosen(pending: dict[str, Any], picked: list[Assignment]) -> HttpResponse | None:
+        if not picked or (len(picked) > 1 and not _accepts_multiple(pending)):
+            return None
+        registration = get_object_or_404(LtiRegistration, pk=pending["registration"])
+        return_url, token = deep_link_response(
+            registration=registration, deployment_id=pending["deployment_id"], settings_claim=pending["settings"],
+            assignments=picked, launch_url=request.build_absolute_uri(reverse("lti:launch")))
+        page = render(request, "lti/deep_link_return.html", {"return_url": return_url, "jwt": token})
+        return form_action_allow(page, urls=[return_url])  # the form posts the JWT back to the platform
+
+    return _pick_page(request, pending_key="lti_deep_link",
+                      missing="Open this page from the LMS's 'add content' dialog.",
+                      title="Add assignments to the LMS course", action="lti:deep-link",
+                      multiple=_accepts_multiple, chosen=chosen)
 
 
 @xframe_options_exempt
