@@ -243,6 +243,7 @@ class AuthoringJob(models.Model):
     result = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    sandbox_seconds = models.FloatField(default=0.0, help_text="Wall time of its sandbox runs (budgeted)")
 
     class Meta:
         indexes = [models.Index(fields=["status", "created_at"], name="authoring_job_status")]

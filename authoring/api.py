@@ -23,7 +23,7 @@ from authoring.api_serializers import (
     PublishSerializer,
     TomlSerializer,
 )
-from authoring.jobs import PENDING, job_for_requester_or_404, job_request
+from authoring.jobs import PENDING, JobRefused, job_for_requester_or_404, job_request
 from catalog.errors import CatalogError
 from catalog.export import catalog_toml
 from catalog.spec import catalog_data
@@ -109,7 +109,9 @@ class AuthoredPublish(APIView):
     parser_classes = [BoundedJSONParser]
 
     @extend_schema(request=PublishSerializer,
-                   responses={200: AuthoringJobSerializer, 202: AuthoringJobSerializer, **STAFF_ONLY},
+                   responses={200: AuthoringJobSerializer, 202: AuthoringJobSerializer, **STAFF_ONLY,
+                              429: OpenApiResponse(DetailSerializer, description="Too many of your jobs waiting "
+                                                   "or running, or your sandbox time is spent")},
                    summary="Vet the working copy and publish it as a new version",
                    description="A worker vets it: 202 while it works (poll the job's URL, or give `wait`), 200 "
                                "once done with {version} or {refused: every reason no justification accepts}.")
@@ -120,8 +122,12 @@ class AuthoredPublish(APIView):
             return Response({"errors": flat_errors(body.errors)},
                             status=status.HTTP_400_BAD_REQUEST)
         assert assignment.course is not None
-        job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
-                          assignment=assignment, payload={"justifications": body.validated_data["justifications"]})
+        try:
+            job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
+                              assignment=assignment, payload={"justifications": body.validated_data["justifications"]})
+        except JobRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS,
+                            headers={"Retry-After": "60"})
         return _job_response(_waited(job, body.validated_data["wait"], request.user.pk))
 
 

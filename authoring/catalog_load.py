@@ -24,6 +24,7 @@ from authoring.reasons import Reason, reasons_open
 from catalog.errors import CatalogError
 from catalog.spec import AssignmentSpec, catalog_data, spec_from_data
 from catalog.upsert import assignment_upsert
+from grading.outside_runs import runs_outside
 from grading.reference import ReferenceRunError
 from grading.variants import variant_get
 
@@ -102,7 +103,13 @@ def _notes(assignment: Assignment) -> list[str]:
 
 
 def _publish(*, spec: AssignmentSpec, raw: bytes, course: Course, user: AbstractBaseUser | None) -> LoadOutcome:
-    """Upsert, vet and publish in one transaction; raises _Refused or _Vetoed after rolling it back."""
+    """Upsert, vet and publish in one transaction; raises _Refused or _Vetoed after rolling it back.
+    The reference runs happen between passes with no transaction open (grading/outside_runs.py): the
+    pass that commits only reads their answers, so what it publishes is what was vetted."""
+    return runs_outside(lambda: _publish_pass(spec=spec, raw=raw, course=course, user=user))
+
+
+def _publish_pass(*, spec: AssignmentSpec, raw: bytes, course: Course, user: AbstractBaseUser | None) -> LoadOutcome:
     with transaction.atomic():
         assignment, _created = assignment_upsert(spec=spec, course=course)
         try:

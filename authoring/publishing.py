@@ -24,9 +24,12 @@ from catalog.errors import CatalogError
 from catalog.export import assignment_catalog, catalog_toml
 from catalog.spec import DATE_YEARS, AssignmentSpec, date_storable, spec_from_data
 from catalog.upsert import assignment_upsert
+from grading.outside_runs import runs_outside
 from infra import clock
 
 T = TypeVar("T")
+EDITED_MEANWHILE = ("was edited while it was being vetted: nothing was published; publish again to vet "
+                    "and publish the edited version")
 MAX_JUSTIFICATION = 2000  # characters of one written justification a version keeps (form and API)
 
 
@@ -97,18 +100,25 @@ def spec_for(*, assignment: Assignment, data: dict[str, Any]) -> AssignmentSpec:
 
 
 def staged(*, assignment: Assignment, data: dict[str, Any] | None, work: Callable[[Assignment], T]) -> T:
-    """Run `work` on the assignment with `data` applied, then roll everything back (preview, vetting)."""
-    box: list[T] = []
-    try:
-        with transaction.atomic():
-            if data is not None:
-                assignment_upsert(spec=spec_for(assignment=assignment, data=data), course=assignment.course)
-            staged_row = Assignment.objects.select_related("course").get(pk=assignment.pk)
-            box.append(work(staged_row))
-            raise _RollBack
-    except _RollBack:
-        pass
-    return box[0]
+    """Run `work` on the assignment with `data` applied, then roll everything back (preview, vetting).
+
+    The reference runs and sandbox jobs `work` asks for are done between short passes, never inside
+    the staging transaction (grading/outside_runs.py): a slow reference holds no database lock."""
+
+    def one_pass() -> T:
+        box: list[T] = []
+        try:
+            with transaction.atomic():
+                if data is not None:
+                    assignment_upsert(spec=spec_for(assignment=assignment, data=data), course=assignment.course)
+                staged_row = Assignment.objects.select_related("course").get(pk=assignment.pk)
+                box.append(work(staged_row))
+                raise _RollBack
+        except _RollBack:
+            pass
+        return box[0]
+
+    return runs_outside(one_pass)
 
 
 def assignment_vet_working(*, assignment: Assignment) -> list[Reason]:
@@ -124,15 +134,23 @@ def assignment_publish(
     data = working_catalog(assignment=assignment)
     spec = spec_for(assignment=assignment, data=data)
     accepted = {**spec.accepted, **{k: v.strip() for k, v in justifications.items() if v.strip()}}
-    reasons = assignment_vet_working(assignment=assignment)
+    reasons = assignment_vet_working(assignment=assignment)  # no transaction held while the reference runs
     refused = reasons_open(reasons=reasons, accepted=accepted)
     if refused:
         raise PublishRefused(refused)
-    with transaction.atomic():
+    with transaction.atomic():  # brief: the vetted copy becomes live unless someone edited it meanwhile
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if _edited_since(read=assignment, locked=locked):
+            raise CatalogError("form", "assignment", EDITED_MEANWHILE)
         assignment_upsert(spec=spec, course=locked.course)
         return version_record(assignment=locked, catalog=catalog_toml(data=data), user=user,
                               overrides=overrides_of(reasons=reasons, accepted=accepted))
+
+
+def _edited_since(*, read: Assignment, locked: Assignment) -> bool:
+    """Whether the assignment changed after `read` was loaded: saved edits, a draft, another publish."""
+    return (locked.updated_at != read.updated_at or locked.version != read.version
+            or locked.draft != read.draft or locked.archived_at != read.archived_at)
 
 
 def overrides_of(*, reasons: list[Reason], accepted: dict[str, str]) -> list[dict[str, str]]:

@@ -16,7 +16,7 @@ from assignments.models import AuthoringJob, Course, Extension, Membership
 from authoring import publishing
 from authoring.forms import AssignmentForm, PartFormSet, catalog_from_forms, catalog_json, initial_from_catalog
 from authoring.job_views import job_context
-from authoring.jobs import job_request
+from authoring.jobs import JobRefused, job_request
 from catalog.errors import CatalogError
 from catalog.export import assignment_toml, course_files, files_zip
 from catalog.uploads import uploaded_files
@@ -141,8 +141,12 @@ def assignment_preview(request: HttpRequest, slug: str) -> HttpResponse:
     answers = {k[6:]: v for k, v in request.POST.items() if k.startswith("trial:") and v.strip()}
     code = {k[5:]: v for k, v in request.POST.items() if k.startswith("code:") and v.strip()}
     assert assignment.course is not None
-    job = job_request(kind=AuthoringJob.Kind.PREVIEW, course=assignment.course, user=request.user,
-                      assignment=assignment, payload={"data": catalog_json(data), "answers": answers, "code": code})
+    try:
+        job = job_request(kind=AuthoringJob.Kind.PREVIEW, course=assignment.course, user=request.user,
+                          assignment=assignment,
+                          payload={"data": catalog_json(data), "answers": answers, "code": code})
+    except JobRefused as exc:
+        return render(request, "staff/_preview.html", {"refused": str(exc)}, status=429)
     return render(request, "staff/_job.html", job_context(job))
 
 
@@ -162,8 +166,13 @@ def assignment_publish(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
     if request.method == "POST":
         assert assignment.course is not None
-        job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
-                          assignment=assignment, payload={"justifications": _justifications(request.POST)})
+        try:
+            job = job_request(kind=AuthoringJob.Kind.PUBLISH, course=assignment.course, user=request.user,
+                              assignment=assignment, payload={"justifications": _justifications(request.POST)})
+        except JobRefused as exc:
+            messages.error(request, str(exc))
+            return render(request, "staff/publish.html", {"assignment": assignment, "course": assignment.course},
+                          status=429)
         return redirect("staff-job", pk=job.pk)
     return render(request, "staff/publish.html", {"assignment": assignment, "course": assignment.course})
 
@@ -240,8 +249,12 @@ def course_import(request: HttpRequest, course: str) -> HttpResponse:
     except CatalogError as exc:
         messages.error(request, str(exc))
         return redirect("staff-course", course=found.slug)
-    job = job_request(kind=AuthoringJob.Kind.IMPORT, course=found, user=request.user,
-                      payload={"files": files, "refused": refused})
+    try:
+        job = job_request(kind=AuthoringJob.Kind.IMPORT, course=found, user=request.user,
+                          payload={"files": files, "refused": refused})
+    except JobRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("staff-course", course=found.slug)
     return redirect("staff-job", pk=job.pk)
 
 

@@ -267,4 +267,9 @@ GRADER_TOKEN_DAYS = envint("GRADER_TOKEN_DAYS", 90)  # API tokens expire after t
 GRADER_CODE_IN_FLIGHT = envint("GRADER_CODE_IN_FLIGHT", 1)  # a student's code submissions on the code queue
 GRADER_SANDBOX_BUDGET_SECONDS = envfloat("GRADER_SANDBOX_BUDGET_SECONDS", 120.0)  # per student per window; 0: none
 GRADER_SANDBOX_BUDGET_WINDOW = envint("GRADER_SANDBOX_BUDGET_WINDOW", 600)  # seconds
+# An instructor's previews, publishes and imports: how many may wait or run at once, and their sandbox
+# time per window (0: no bound).
+GRADER_AUTHORING_JOBS_PER_USER = envint("GRADER_AUTHORING_JOBS_PER_USER", 3)
+GRADER_AUTHORING_BUDGET_SECONDS = envfloat("GRADER_AUTHORING_BUDGET_SECONDS", 900.0)
+GRADER_AUTHORING_BUDGET_WINDOW = envint("GRADER_AUTHORING_BUDGET_WINDOW", 3600)  # seconds
 CELERY_TASK_ROUTES = {"grader.sweep_submissions": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}-maintenance"}}

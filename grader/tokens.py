@@ -2,12 +2,14 @@
 
 The clear key is shown once (`create_user --token`); the database and the admin hold its
 hash and an 8-character prefix to recognise it. Clients send `Authorization: Token <key>`.
-Failed token look-ups count as failed logins for django-axes (per client address), so
-guessing tokens is throttled like guessing passwords. An address that django-axes allowed is
-remembered as clean in Redis for CLEAN_SECONDS, and forgotten at its next failed login of any
-kind: while it is clean, requests skip django-axes' lockout query. Anything else — no mark,
-Redis down, a mark lost in a Redis restart — means asking django-axes first, before the token
-is even looked up, so a locked-out address stays locked out, even for a valid token.
+Failed token look-ups count as failed logins for django-axes under the key's prefix and the client
+address (the user name `api-token:<prefix>`), so guessing a token is throttled like guessing a
+password, while the valid tokens of other people behind the same address (a campus NAT) keep
+working: they have prefixes of their own. A prefix that django-axes allowed from an address is
+remembered as clean in Redis for CLEAN_SECONDS, and forgotten at its next failure there: while it
+is clean, requests skip django-axes' lockout query. Anything else — no mark, Redis down, a mark lost
+in a Redis restart — means asking django-axes first, before the token is even looked up, so a
+locked-out prefix stays locked out at that address, even with the valid token.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from infra.redis_client import redis_client
 log = logging.getLogger(__name__)
 KEYWORD = "Token"
 PREFIX_LENGTH = 8
-AXES_USERNAME = "api-token"  # the "user name" failed token look-ups are counted under, per address
+AXES_USERNAME = "api-token"  # failed token look-ups are counted under `api-token:<prefix>`, per address
+_PREFIX_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
 class ApiToken(models.Model):
@@ -99,37 +102,45 @@ def token_user(*, key: str) -> AbstractBaseUser | None:
 CLEAN_SECONDS = 30
 
 
-def _clean_key(request: Any) -> str:
-    """Per deployment (its queue name, as the metrics keys) and client address."""
+def lockout_name(key: str) -> str:
+    """The name django-axes counts a token's failures under: its prefix (characters outside the keys'
+    alphabet shown as `?`, so nothing a database column refuses reaches one)."""
+    prefix = "".join(c if c in _PREFIX_CHARS else "?" for c in key[:PREFIX_LENGTH])
+    return f"{AXES_USERNAME}:{prefix}"
+
+
+def _clean_key(request: Any, name: str) -> str:
+    """Per deployment (its queue name, as the metrics keys), client address and token prefix."""
     from axes.helpers import get_client_ip_address
 
     from config.celery_app import app
 
-    return f"grader:{app.conf.task_default_queue}:token-address-clean:{get_client_ip_address(request)}"
+    return f"grader:{app.conf.task_default_queue}:token-address-clean:{get_client_ip_address(request)}:{name}"
 
 
-def _is_clean(request: Any) -> bool:
-    """Whether django-axes allowed this address within CLEAN_SECONDS and it has not failed since."""
+def _is_clean(request: Any, name: str) -> bool:
+    """Whether django-axes allowed this prefix from this address within CLEAN_SECONDS, with no failure since."""
     try:
-        return bool(redis_client().exists(_clean_key(request)))
+        return bool(redis_client().exists(_clean_key(request, name)))
     except Exception:
         return False  # cannot tell: ask django-axes
 
 
-def _mark_clean(request: Any) -> None:
+def _mark_clean(request: Any, name: str) -> None:
     try:
-        redis_client().set(_clean_key(request), 1, ex=CLEAN_SECONDS)
+        redis_client().set(_clean_key(request, name), 1, ex=CLEAN_SECONDS)
     except Exception:
         log.warning("could not remember a clean token address", exc_info=True)
 
 
 @receiver(user_login_failed)
-def _forget_clean(sender: Any, request: Any = None, **_: Any) -> None:
-    """Any failed login from the address (a token, the login form, the admin): ask django-axes again."""
-    if request is None:
+def _forget_clean(sender: Any, request: Any = None, credentials: Any = None, **_: Any) -> None:
+    """A failed token from the address: ask django-axes again for that prefix there."""
+    name = credentials.get("username") if isinstance(credentials, dict) else None
+    if request is None or not isinstance(name, str) or not name.startswith(f"{AXES_USERNAME}:"):
         return
     try:
-        redis_client().delete(_clean_key(request))
+        redis_client().delete(_clean_key(request, name))
     except Exception:  # the mark expires within CLEAN_SECONDS anyway
         log.warning("could not forget a clean token address", exc_info=True)
 
@@ -146,20 +157,22 @@ class ExpiringTokenAuthentication(BaseAuthentication):
         from axes.handlers.proxy import AxesProxyHandler
 
         django_request = request._request
-        credentials: dict[str, Any] = {"username": AXES_USERNAME}
         try:
             key = words[1].decode()
         except UnicodeDecodeError:
             key = ""
-        clean = _is_clean(django_request)
+        name = lockout_name(key)
+        credentials: dict[str, Any] = {"username": name}
+        clean = _is_clean(django_request, name)
         if not clean and not AxesProxyHandler.is_allowed(django_request, credentials):
-            raise exceptions.Throttled(detail="Too many failed token attempts from this address; try again later.")
+            raise exceptions.Throttled(detail="Too many failed attempts with this token from this address; "
+                                              "try again later.")
         user = token_user(key=key)
         if user is None:
             user_login_failed.send(sender=__name__, credentials=credentials, request=django_request)  # forgets it
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
         if not clean:
-            _mark_clean(django_request)
+            _mark_clean(django_request, name)
         return user, None
 
     def authenticate_header(self, request: Request) -> str:

@@ -18,7 +18,8 @@ from chainrule import Diagnosis, Highlight
 from chainrule.answers.code_grading import grade_code
 from chainrule.code.harness import harness_source
 from config.structured_logging import current_log_fields
-from grading.reference import SandboxUnavailable, sandbox_limits
+from grading.outside_runs import sandbox_call
+from grading.reference import ReferenceRunError, SandboxUnavailable, sandbox_limits
 
 
 def code_part_diagnosis(*, part: Part, source: str, points: list[dict[str, Any]], analyses: list[Any]) -> Diagnosis:
@@ -69,6 +70,12 @@ def _job(*, config: CodeConfig, source: str, points: list[dict[str, Any]]) -> di
 
 
 def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
+    """The harness's report; kept out of any staged transaction (grading/outside_runs.py)."""
+    return sandbox_call(f"harness:{without_torch}", job, lambda: _harness_job(job=job, without_torch=without_torch),
+                        out_of_time=ReferenceRunError)
+
+
+def _harness_job(*, job: dict[str, Any], without_torch: bool) -> Any:
     from sandbox.client import SandboxError, run_job
 
     try:

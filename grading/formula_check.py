@@ -8,12 +8,14 @@ gets CPU_SECONDS of CPU and MEMORY_MB of memory, and a formula that needs more i
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from django.conf import settings
 
 from chainrule.answers.formula_job import CHECK_JOB, equivalence_request
 from chainrule.answers.formula_parse import Formula
 from config.structured_logging import current_log_fields
+from grading.outside_runs import sandbox_call
 from grading.reference import ReferenceRunError, SandboxUnavailable, sandbox_limits
 
 CPU_SECONDS = 2.0
@@ -28,12 +30,17 @@ def formula_equivalence_check(answer: Formula, reference: Formula, variables: li
     from sandbox.client import SandboxError, run_job
 
     limits = replace(sandbox_limits(), cpu_seconds=CPU_SECONDS, wall_seconds=WALL_SECONDS, memory_mb=MEMORY_MB)
-    try:
-        result = run_job(source=CHECK_JOB, input=equivalence_request(answer, reference, variables, points),
-                         limits=limits, socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
-                         allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
-    except SandboxError as exc:
-        raise SandboxUnavailable(exc) from None
+    request = equivalence_request(answer, reference, variables, points)
+
+    def run() -> Any:
+        try:
+            return run_job(source=CHECK_JOB, input=request, limits=limits, socket_path=settings.SANDBOX_SOCKET,
+                           log_fields=current_log_fields(),
+                           allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
+        except SandboxError as exc:
+            raise SandboxUnavailable(exc) from None
+
+    result = sandbox_call("formula", request, run, out_of_time=ReferenceRunError)
     if result.status in ("timeout", "memory"):
         return None
     reply = result.result

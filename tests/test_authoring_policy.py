@@ -71,6 +71,22 @@ def test_before_opens_at_neither_statement_nor_parts_are_served(student: Any) ->
         submission_create(student=student.user, assignment=assignment, answers={"x.grad": "9"}, code={})
 
 
+def test_before_opens_at_a_submission_is_refused_before_its_answers_are_read(student: Any) -> None:
+    """The refusal of a closed window must not tell what the answers' errors would: part keys, options,
+    variables."""
+    assignment = _assignment(opens_at=timezone.now() + timedelta(days=2))
+    client = api(student)
+    for answers in ({}, {"nope": "1"}, {"x.grad": "not a number"}, {"x.grad": "1", "y.grad": "2"}):
+        response = client.post(f"/api/v1/assignments/{assignment.slug}/submissions/", {"answers": answers},
+                               format="json")
+        assert response.status_code == 403, (answers, response.content)
+        assert "opens at" in response.json()["detail"] and "x.grad" not in response.content.decode()
+    page = logged_in(student).post(f"/assignments/{assignment.slug}/", {"x.grad": "not a number"})
+    assert page.status_code in (403, 404) and "x.grad" not in page.content.decode()
+    with pytest.raises(PolicyError, match="opens at"):
+        submission_create(student=student.user, assignment=assignment, answers={"y.grad": "?"}, code={})
+
+
 def test_hints_appear_after_the_set_number_of_attempts(student: Any) -> None:
     assignment = _assignment(hints_after=1)
     client = api(student)

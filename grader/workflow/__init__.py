@@ -6,14 +6,14 @@
                                                                   ▲                      │
     5 sweep (maintenance lane, every few seconds): lost or stuck ─┘        wake waiters ◀┘, LMS hook
 
-1. **submit** (`submit.submission_create`, in the request): replay check for an Idempotency-Key;
-   the answers read with bounded cost and no reference run (grading/answer_parsing.py: an unreadable
-   answer is refused here and uses no attempt); the window (grader/policy.py: open, due, extension);
-   the student's variant id (grading/variants.py). Then, under a lock on the student's membership
-   row, attempts and rate are counted and the row is stored `queued` in its lane (grader/fairness.py:
-   numeric or code). After commit, `queueing` hands it on: a numeric row makes sure one drain message
-   waits (one Redis round trip); a code row waits until the student has a free sandbox slot, then gets
-   a task of its own.
+1. **submit** (`submit.submission_create`, in the request): replay check for an Idempotency-Key; the
+   window (grader/policy.py: open, due, extension), before anything in the answers is read; the answers
+   read with bounded cost and no reference run (grading/answer_parsing.py: an unreadable answer is
+   refused here and uses no attempt); the student's variant id (grading/variants.py). Then, under a
+   lock on the student's membership row, attempts and rate are counted and the row is stored `queued`
+   in its lane (grader/fairness.py: numeric or code). After commit, `queueing` hands it on: a numeric
+   row makes sure one drain message waits (one Redis round trip); a code row waits until the student
+   has a free sandbox slot, then gets a task of its own.
 2. **claim** (`claim`): queued → running under a claim token, counting the delivery, in one
    conditional UPDATE; a numeric drain claims up to 8 due rows at once. Every later write goes through
    `claim.owned`, so a run the sweeper replaced cannot overwrite its successor.

@@ -1,6 +1,6 @@
 """Stage 1, in the web process: a student's answers become a queued submission.
 
-Validate (bounded cost, no reference run), check the window, then under the student's membership
+Check the window, validate (bounded cost, no reference run), then under the student's membership
 lock count attempts and the rate, store the row and, after commit, hand it to its lane.
 """
 
@@ -61,12 +61,12 @@ def submission_create(
     retry after the deadline or the rate limit still gets the submission made in time).
     """
     _replayed(student=student, assignment=assignment, answers=answers, code=code, key=idempotency_key)
-    answers_parse(assignment=assignment, answers=answers, code=code)
     if extension is LOOKUP:
         extension = extension_of(assignment=assignment, student_id=student.pk)
     window = window_at(assignment=assignment, student_id=student.pk, extension=extension)
-    if not window.is_open:
+    if not window.is_open:  # before the answers are read: their messages name parts, options and variables
         raise PolicyError(window.reason)
+    answers_parse(assignment=assignment, answers=answers, code=code)
     params = params_for_student(assignment=assignment, student_id=student.pk)
     variant_id = variant_id_for(assignment=assignment, params=params)
     try:
