@@ -1,11 +1,13 @@
 """Fair shares of the grading capacity: lanes, held code submissions, sandbox budgets.
 
-- Numbers and formulas are graded on the default queue, code on `<queue>-code`, the sweeper
+- Numbers, choices and formulas are graded on the default queue, code on `<queue>-code`, the sweeper
   on `<queue>-maintenance`, each by its own worker pool: a flood of slow code never delays
   a numeric answer or the sweeper.
 - A student has at most GRADER_CODE_IN_FLIGHT code submissions on the code queue; the rest
   wait in the database ("held": queued with no enqueued_at) and are released, oldest first,
   when an earlier one finishes (by the finishing task) or by the sweeper. Nothing is dropped.
+- Formula answers that may need SymPy's check in the sandbox are graded on the code lane too
+  (`lane_of`): the same cap and budget, and never a numeric drain waiting on a sandbox job.
 - Code grading time is budgeted per student: past GRADER_SANDBOX_BUDGET_SECONDS within the
   last GRADER_SANDBOX_BUDGET_WINDOW seconds, held submissions wait for the window to move.
 """
@@ -13,13 +15,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet, Sum
 
+from assignments.models import Assignment, Part
 from grader.models import PENDING, Submission
 from infra import clock
 from infra.lanes import CODE, NUMERIC
@@ -28,8 +31,25 @@ from infra.prepared import prepared_query, prepared_update
 log = logging.getLogger(__name__)
 
 
-def lane_of(*, code: object) -> str:
-    return CODE if code else NUMERIC
+def lane_of(*, code: object, answers: Mapping[str, Any] | None = None, assignment: Assignment | None = None) -> str:
+    """Code, and formulas that may need SymPy's check, go to the code lane; the rest to the numeric lane.
+
+    A formula answer whose numbers agree with the reference is proved equivalent to the author's formula
+    by a sandbox job of up to 4 s: a numeric drain must never wait on one, and that time counts against
+    the student's sandbox budget and in-flight cap like code. Which formulas will agree is only known
+    once graded, so every answered formula part with an author's formula goes; a part without one is
+    settled by its numbers alone and stays numeric."""
+    if code:
+        return CODE
+    if answers and assignment is not None and any(_needs_sympy(part, answers) for part in assignment.parts.all()):
+        return CODE
+    return NUMERIC
+
+
+def _needs_sympy(part: Part, answers: Mapping[str, Any]) -> bool:
+    if part.kind != Part.Kind.SYMBOLIC or not str(answers.get(part.key) or "").strip():
+        return False
+    return part.symbolic.formula is not None
 
 
 def sandbox_seconds_spent(*, student_id: int) -> float:

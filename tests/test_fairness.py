@@ -76,6 +76,68 @@ def test_a_flood_of_looping_code_does_not_delay_another_student(
             status="error", error_reason="cancelled by the test", attempt=None)
 
 
+# Right at every point (the added term is 0 wherever it is defined), but SymPy must build the nested term
+# to prove it: the check spends its whole sandbox budget (seconds) and ends "too complex to check".
+EXPENSIVE = "y + 2x + 0*sinh(tan(e^tan(e^tan(e^tan(e^tan(e^tan(e^(x-log(y^2+1)*tan(2)))))))))^-100"
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+@pytest.mark.integration
+def test_a_flood_of_expensive_formulas_does_not_delay_another_student(
+    live_db: None, worker: Any, student: Person, other_student: Person, settings: Any
+) -> None:
+    """Formulas whose check needs the sandbox take the code lane's cap and budget: one student sending them
+    at the rate limit holds one sandbox slot, and the numeric lane never waits on their checks."""
+    flood: list[int] = []
+    try:
+        for _ in range(30):  # as fast as the rate limit lets them
+            flood.append(_create(student, answers={"dz_dx": EXPENSIVE}).id)
+        assert set(Submission.objects.filter(id__in=flood).values_list("lane", flat=True)) == {lanes.CODE}
+        time.sleep(0.3)
+        assert Submission.objects.filter(id__in=flood, enqueued_at__isnull=True).count() >= 29  # one in flight
+
+        numeric_seconds = []
+        for value in ("7", "4", "7", "5", "7", "6", "7", "4", "7", "3"):
+            started = time.monotonic()
+            [graded] = wait_graded([_create(other_student, answers={"x.grad": value}).id], timeout=30)
+            numeric_seconds.append(time.monotonic() - started)
+            assert graded.status == "graded"
+        code_seconds = []
+        for _ in range(3):
+            started = time.monotonic()
+            [graded] = wait_graded([_create(other_student, code={"grad_z": RIGHT}).id], timeout=30)
+            code_seconds.append(time.monotonic() - started)
+            assert graded.result.score == 2.0
+        assert _unfinished(flood) >= 20, "the flood was not held back"
+        print(f"\nwhile 30 expensive formulas are queued: numeric graded in p95 {_p95(numeric_seconds):.2f} s "
+              f"(max {max(numeric_seconds):.2f} s, n={len(numeric_seconds)}), code in max {max(code_seconds):.2f} s")
+        assert _p95(numeric_seconds) <= 1.0 and max(code_seconds) <= 3.0
+
+        deadline = time.monotonic() + 30  # the first formula's check ends and counts against the budget
+        while time.monotonic() < deadline and not Submission.objects.filter(id__in=flood, status="graded").exists():
+            time.sleep(0.2)
+        checked = Submission.objects.filter(id__in=flood, status="graded").select_related("result").first()
+        assert checked is not None and checked.sandbox_seconds > 0.5
+        assert fairness.code_in_flight(student_id=student.user.pk) <= 1
+    finally:
+        Submission.objects.filter(id__in=flood, status="queued").update(
+            status="error", error_reason="cancelled by the test", attempt=None)
+
+
+@pytest.mark.django_db
+def test_only_formulas_that_may_need_the_sandbox_take_the_code_lane(student: Person) -> None:
+    walkthrough = Assignment.objects.get(slug="visual-walkthrough")
+    assert fairness.lane_of(code={}, answers={"x.grad": "4"}, assignment=walkthrough) == lanes.NUMERIC
+    assert fairness.lane_of(code={}, answers={"dz_dx": "y + 2*x"}, assignment=walkthrough) == lanes.CODE
+    assert fairness.lane_of(code={}, answers={"x.grad": "4", "dz_dx": " "}, assignment=walkthrough) == lanes.NUMERIC
+    assert _create(student, answers={"dz_dx": "y + 2*x"}).lane == lanes.CODE
+    assert _create(student, answers={"x.grad": "4"}).lane == lanes.NUMERIC
+
+
 @pytest.mark.django_db
 def test_held_code_is_released_oldest_first_into_free_slots(student: Person, settings: Any) -> None:
     settings.GRADER_CODE_IN_FLIGHT = 2

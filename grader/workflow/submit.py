@@ -110,7 +110,7 @@ def _stored(*, student: AbstractBaseUser, assignment: Assignment, answers: Mappi
         if attempts_left(assignment=assignment, used=counts["used"], extra=extra) == 0:
             raise PolicyError(f"You have used all {(assignment.max_attempts or 0) + extra} attempts.")
         _check_rate(assignment=assignment, counts=counts)
-        lane = lane_of(code=code)
+        lane = lane_of(code=code, answers=answers, assignment=assignment)
         submission = Submission.objects.create(
             student=student, assignment=assignment, variant_id=variant_id, answers=dict(answers), code=dict(code),
             attempt=counts["used"] + 1, lane=lane, enqueued_at=clock.now() if lane == NUMERIC else None,
