@@ -139,6 +139,25 @@ def test_only_formulas_that_may_need_the_sandbox_take_the_code_lane(student: Per
 
 
 @pytest.mark.django_db
+def test_a_numeric_drain_hands_a_formula_that_needs_the_sandbox_to_the_code_lane(
+        student: Person, monkeypatch: Any) -> None:
+    """Rows queued on the numeric lane before formulas took the code lane are moved, not checked there."""
+    from grader.workflow import claim, grade
+
+    monkeypatch.setattr("grading.formula_check.formula_equivalence_check",
+                        lambda *a: pytest.fail("a numeric drain ran a sandbox job"))
+    formula = _create(student, answers={"dz_dx": "y + 2*x"})
+    number = _create(student, answers={"x.grad": "4"})
+    Submission.objects.filter(id=formula.id).update(lane=lanes.NUMERIC, enqueued_at=clock.now())
+    rows = [row for row in claim.batch_claim() if row.id in (formula.id, number.id)]
+    assert len(rows) == 2
+    grade._batch_graded(rows)
+    moved, graded = Submission.objects.get(id=formula.id), Submission.objects.get(id=number.id)
+    assert (moved.lane, moved.status, moved.enqueued_at, moved.deliveries) == (lanes.CODE, "queued", None, 0)
+    assert graded.status == "graded"
+
+
+@pytest.mark.django_db
 def test_held_code_is_released_oldest_first_into_free_slots(student: Person, settings: Any) -> None:
     settings.GRADER_CODE_IN_FLIGHT = 2
     enqueued: list[int] = []

@@ -25,8 +25,12 @@ import logging
 import time
 from datetime import timedelta
 
+from django.db import transaction
+from django.db.models import F
+
 from assignments.models import Variant
 from config.structured_logging import submission_context
+from grader.fairness import lane_of
 from grader.models import Submission
 from grader.workflow.claim import DRAIN_BATCH, Claimed, batch_claim, give_back, owned, submission_claim
 from grader.workflow.queueing import IF_LOST, drain_flag, drain_wake, held_code_release
@@ -106,6 +110,8 @@ def _batch_graded(rows: list[Claimed]) -> int:
     token = rows[0].token
     started = time.monotonic()
     for index, row in enumerate(rows):
+        if _moved_to_code_lane(row):
+            continue
         with submission_context(row.id):  # what grading and the sandbox client log names the row
             result = _graded_or_handled(row)
         if result is not None:
@@ -117,6 +123,21 @@ def _batch_graded(rows: list[Claimed]) -> int:
             return index + 1
     results_store(token=token, done=done)
     return len(rows)
+
+
+def _moved_to_code_lane(row: Claimed) -> bool:
+    """A numeric row whose formula now needs SymPy's sandbox check (queued before the part got an author's
+    formula, or before formulas took the code lane) goes to the code lane, under the student's cap and
+    budget, instead of holding this drain."""
+    submission = row.submission
+    if lane_of(code=submission.code, answers=submission.answers, assignment=submission.assignment) != CODE:
+        return False
+    if owned(submission_id=row.id, token=row.token).update(
+            status=Submission.Status.QUEUED, claim=None, started_at=None, enqueued_at=None, lane=CODE,
+            deliveries=F("deliveries") - 1):
+        log.info("formula needs the sandbox: moved to the code lane", extra={"submission_id": row.id})
+        transaction.on_commit(lambda: held_code_release(submission.student_id))
+    return True
 
 
 def _give_back_quietly(rows: list[Claimed]) -> None:
