@@ -22,6 +22,7 @@ from courseops.models import Regrade, ResultRevision
 from courseops.overrides import document_with_overrides, overrides_of
 from grader.models import Result, Submission
 from grader.workflow import submission_regraded
+from grading.outside_runs import runs_outside
 from grading.reference import ReferenceRunError
 from grading.variants import variant_ready
 from infra import clock
@@ -173,6 +174,12 @@ def regrade_apply(*, regrade_id: int) -> None:
 
 
 def _apply_one(*, regrade: Regrade, regrader: _Regrader, submission_id: int) -> None:
+    """One submission's new result. Its sandbox jobs (code, formula checks) run between short passes,
+    never while the transaction holds the row (grading/outside_runs.py)."""
+    runs_outside(lambda: _apply_one_pass(regrade=regrade, regrader=regrader, submission_id=submission_id))
+
+
+def _apply_one_pass(*, regrade: Regrade, regrader: _Regrader, submission_id: int) -> None:
     with transaction.atomic():
         submission = (Submission.objects.select_for_update().select_related("student")
                       .filter(id=submission_id, status=Submission.Status.GRADED).first())
