@@ -8,15 +8,16 @@ the preview (the floor) and while its reference runs.
 
 A private stack (bench/stack.py): a fresh database, the sandbox server, a worker per lane and gunicorn.
 Each student, in a loop until the preview is done: a new connection, a password login (GET the form,
-POST it) and a numeric submission over the API. The preview is the authoring page's own job, run by
-the maintenance worker in the sandbox, as in production. Exit status 1 when a request failed or the
-p95 while the reference runs is above --target seconds.
+POST it) and a numeric submission over the API, then a pause (--pause, 5 s). The preview is the
+authoring page's own job, run by the maintenance worker in the sandbox, as in production. Exit
+status 1 when a request failed or the p95 while the reference runs is above --target seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import tempfile
 import threading
@@ -57,8 +58,9 @@ class Requests:
         self.lock = threading.Lock()
 
 
-def _student_loop(url: str, student: Student, until: threading.Event, into: Requests) -> None:
+def _student_loop(url: str, student: Student, until: threading.Event, into: Requests, pause: float) -> None:
     """Log in and submit, again and again, until `until` is set."""
+    until.wait(random.uniform(0, pause))  # spread over the pause, not all at once
     while not until.is_set():
         browser = Browser(url)
         try:
@@ -75,13 +77,15 @@ def _student_loop(url: str, student: Student, until: threading.Event, into: Requ
                 into.failures.append(f"{type(exc).__name__}: {exc}")
         finally:
             browser.conn.close()
-        until.wait(0.5)
+        until.wait(pause)
 
 
-def _phase(url: str, students: list[Student], seconds: float | None, done: threading.Event | None) -> Requests:
+def _phase(url: str, students: list[Student], seconds: float | None, done: threading.Event | None,
+           pause: float) -> Requests:
     """Every student in its loop for `seconds`, or until `done` is set."""
     into, stop = Requests(), threading.Event()
-    threads = [threading.Thread(target=_student_loop, args=(url, s, stop, into), daemon=True) for s in students]
+    threads = [threading.Thread(target=_student_loop, args=(url, s, stop, into, pause), daemon=True)
+               for s in students]
     for thread in threads:
         thread.start()
     if done is not None:
@@ -145,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floor-seconds", type=float, default=10.0, help="the phase before the preview")
     parser.add_argument("--postgres", action="store_true", help="a private PostgreSQL cluster instead of SQLite")
     parser.add_argument("--target", type=float, default=1.0, help="p95 while the reference runs, seconds")
+    parser.add_argument("--pause", type=float, default=5.0,
+                        help="seconds each student waits between rounds (a password login costs ~0.3 s of CPU)")
     args = parser.parse_args(argv)
     # The reference may run past its sleep; the budget must let one minute's reference finish.
     os.environ["GRADER_REFERENCE_TIMEOUT"] = str(args.sleep + 30)
@@ -166,9 +172,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'PostgreSQL' if postgres else 'SQLite'}: {args.students} students logging in and submitting "
                   f"in a loop; a preview whose reference sleeps {args.sleep:g} s", flush=True)
             floor = _report(f"floor ({args.floor_seconds:g} s, no preview)",
-                            _phase(stack.url, students, args.floor_seconds, None))
+                            _phase(stack.url, students, args.floor_seconds, None, args.pause))
             job_id, finished, took = _preview(stack, args.sleep)
-            during = _report("while the preview's reference runs", _phase(stack.url, students, None, finished))
+            during = _report("while the preview's reference runs",
+                             _phase(stack.url, students, None, finished, args.pause))
             from assignments.models import AuthoringJob
 
             job = AuthoringJob.objects.get(pk=job_id)
