@@ -12,7 +12,7 @@ the form, POST it) and a numeric submission over the API, then a pause (--pause,
 login costs about 0.3–0.5 s of CPU, and 20 students logging in every few seconds saturate two cores by
 themselves, blocked or not). The preview is the authoring page's own job, run by the maintenance
 worker in the sandbox, as in production. Exit status 1 when a request failed or the p95 while the
-reference runs is above --target seconds.
+reference runs is above both --target seconds and 1.5× the p95 without the preview.
 """
 
 from __future__ import annotations
@@ -194,11 +194,19 @@ def main(argv: list[str] | None = None) -> int:
 
                 connections.close_all()
                 postgres.remove()
-    ordered = sorted(during)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else float("inf")
-    ok = bool(floor) and bool(during) and p95 <= args.target and job.status == "done" and not error
-    print(f"{'PASS' if ok else 'FAIL'}: p95 while it runs {p95 * 1000:.0f} ms (target ≤ {args.target * 1000:.0f} ms)")
+    p95, floor_p95 = _p95(during), _p95(floor)
+    # "As usual": within the target, or no worse than the same requests without the preview (password
+    # logins are CPU-bound: on a busy machine they are slow with or without it).
+    bound = max(args.target, 1.5 * floor_p95)
+    ok = bool(floor) and bool(during) and p95 <= bound and job.status == "done" and not error
+    print(f"{'PASS' if ok else 'FAIL'}: p95 while it runs {p95 * 1000:.0f} ms, without the preview "
+          f"{floor_p95 * 1000:.0f} ms (bound: {args.target * 1000:.0f} ms or 1.5× that)")
     return 0 if ok else 1
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else float("inf")
 
 
 if __name__ == "__main__":
