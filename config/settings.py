@@ -167,6 +167,7 @@ GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
 # Requests that may wait for grading at once per web process (the API's `?wait=`, the page's poll);
 # each holds a server thread, so keep it below the threads (config/gunicorn.py sets it from them).
 GRADER_WAIT_SLOTS = envint("GRADER_WAIT_SLOTS", 4)
+GRADER_READY_CACHE_S = envfloat("GRADER_READY_CACHE_S", 2.0)  # /healthz/ready checks at most this often
 # A measured shortcut past the framework, behind a seam (docs/decisions/0002-prepared-queries.md): the hot
 # queries compiled once per process. Off: the ORM builds and compiles every query, same behaviour.
 GRADER_PREPARED_QUERIES = envbool("GRADER_PREPARED_QUERIES", True)

@@ -8,6 +8,7 @@ sees the expected values once the assignment's reveal policy allows (`expected_s
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias
@@ -278,6 +279,19 @@ def submission_error(*, submission: Submission, show_reason: bool) -> str | None
 def health_report() -> dict[str, str]:
     """Reachability of what grading needs; "ok" or a short reason (no addresses or secrets)."""
     return {"database": _database_state(), "broker": _broker_state(), "sandbox": _sandbox_state()}
+
+
+_ready: tuple[float, dict[str, str]] | None = None  # (when, report): readiness checked once per interval
+
+
+def readiness_report() -> dict[str, str]:
+    """The database and the broker, as health_report says them, read at most once per
+    GRADER_READY_CACHE_S seconds per process (a load balancer may probe every replica often)."""
+    global _ready
+    now = time.monotonic()
+    if _ready is None or now - _ready[0] >= settings.GRADER_READY_CACHE_S:
+        _ready = (now, {"database": _database_state(), "broker": _broker_state()})
+    return dict(_ready[1])
 
 
 def _database_state() -> str:

@@ -17,4 +17,6 @@ urlpatterns = [
     path("submissions/<int:pk>/status/", views.submission_status, name="submission-status"),
     path("submissions/<int:pk>/graph.svg", SubmissionGraph.as_view(), name="submission-graph"),
     path("healthz", views.healthz, name="healthz"),
+    path("healthz/live", views.healthz_live, name="healthz-live"),
+    path("healthz/ready", views.healthz_ready, name="healthz-ready"),
 ]

@@ -11,7 +11,7 @@ from assignments.models import Membership
 from assignments.services import membership_set
 from infra import clock
 from infra.enqueue import enqueue
-from infra.lanes import NUMERIC
+from infra.lanes import LMS
 from lti.launch import user_for_lti
 from lti.models import ContextCourse
 from lti.platform_client import NRPS_SCOPE, PlatformError, platform_call
@@ -71,6 +71,6 @@ def _apply(*, link: ContextCourse, members: list[dict[str, Any]]) -> int:
 
 
 def roster_sync_enqueue(context_course_id: int) -> None:
-    """The task that reads the LMS course's members (on the default queue, which the numeric lane serves)."""
-    enqueue("lti.sync_roster", context_course_id, lane=NUMERIC,
+    """The task that reads the LMS course's members, on the LMS lane."""
+    enqueue("lti.sync_roster", context_course_id, lane=LMS,
             if_lost="instructors can sync the roster from the scores page later")

@@ -18,7 +18,7 @@ from config.structured_logging import submission_context
 from grader.models import Result, Submission
 from infra import clock
 from infra.enqueue import enqueue
-from infra.lanes import NUMERIC
+from infra.lanes import LMS
 from lti.models import LinkAssignment, ScoreDelivery
 from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, platform_call
 
@@ -54,8 +54,8 @@ def lti_score_publish_later(*, submission_id: int) -> None:
 
 
 def score_enqueue(delivery_id: int) -> None:
-    """The task that sends one score row (on the default queue, which the numeric lane serves)."""
-    enqueue("lti.publish_score", delivery_id, lane=NUMERIC,
+    """The task that sends one score row, on the LMS lane (a slow platform never delays a grade)."""
+    enqueue("lti.publish_score", delivery_id, lane=LMS,
             if_lost="the row stays pending, visible to instructors, who can retry it from the scores page")
 
 
