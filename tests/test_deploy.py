@@ -128,7 +128,7 @@ def test_the_release_step_loads_a_draft_and_logs_a_malformed_file_and_twice_chan
     first, second = (run.stdout + run.stderr for run in runs)
     assert f"kept as a draft {weak}" in first and "the answer 0 passes" in first
     assert f"error: {bad}.toml: file: is not valid TOML" in first and "load_assignments exited 2" in first
-    assert "No migrations to apply" in second and "published" not in second  # nothing new the second time
+    assert "No migrations to apply" in second and "published " not in second, second  # nothing new
     from assignments.models import Assignment
 
     assert Assignment.objects.filter(slug=weak).count() == 1
