@@ -148,7 +148,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # a new PostgreSQL backend each time); config/celery_app.py closes broken or old ones between tasks.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000)
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "grading")
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300)}
+# A task still running past this is delivered again by the Redis transport: longer than the longest
+# task's hard time limit (a regrade's 1800 s; tests/test_lanes.py checks every task). A killed worker's
+# grading rows do not wait for it: the sweeper requeues them after GRADER_SWEEP_RUNNING_AFTER.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 1900)}
 
 # --- Grading ----------------------------------------------------------------
 # Dotted path of the backend that runs reference programs (see grading/reference.py).

@@ -42,3 +42,14 @@ def test_lms_scores_and_roster_syncs_go_to_the_lms_lane_never_the_numeric_one(ba
 def test_every_lane_has_a_queue_of_its_own(base: str) -> None:
     queues = [queue_name(lane=lane) for lane in LANES]
     assert len(set(queues)) == len(LANES) and queue_name(lane="numeric") == base
+
+
+def test_no_task_may_run_longer_than_the_broker_waits_before_delivering_it_again() -> None:
+    from django.conf import settings
+
+    app.loader.import_default_modules()  # every app's tasks module
+    timeout = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    ours = {name: task for name, task in app.tasks.items() if not name.startswith("celery.")}
+    assert {"lti.publish_score", "courseops.regrade_apply", "assignments.run_authoring_job"} <= set(ours)
+    too_long = {name: task.time_limit for name, task in ours.items() if (task.time_limit or 0) >= timeout}
+    assert too_long == {}  # each would be delivered again, and run twice at once
