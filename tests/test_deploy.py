@@ -172,3 +172,45 @@ def _get_when_up(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
         except OSError:
             time.sleep(0.2)
     raise AssertionError(f"the web server never answered:\n{log.read_text(errors='replace')}")
+
+
+KUBERNETES = ROOT / "deploy" / "kubernetes"
+
+
+def _manifests() -> list[dict[str, Any]]:
+    return [doc for path in sorted(KUBERNETES.glob("*.yaml"))
+            for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc]
+
+
+def test_the_kubernetes_manifests_pass_the_schemas_of_kubernetes_1_30() -> None:
+    import kubernetes_validate
+
+    documents = _manifests()
+    assert len(documents) >= 12
+    for document in documents:
+        kubernetes_validate.validate(document, "1.30.0", strict=True)  # raises on any unknown or wrong field
+
+
+def test_the_kubernetes_topology_is_the_production_one() -> None:
+    by_kind: dict[str, dict[str, Any]] = {}
+    for document in _manifests():
+        by_kind.setdefault(document["kind"], {})[document["metadata"]["name"]] = document
+    web = by_kind["Deployment"]["grader-web"]["spec"]["template"]["spec"]["containers"][0]
+    assert web["livenessProbe"]["httpGet"]["path"] == "/healthz/live"
+    assert web["readinessProbe"]["httpGet"]["path"] == "/healthz/ready"
+    assert "grader-web" in by_kind["HorizontalPodAutoscaler"] and "grader-web" in by_kind["PodDisruptionBudget"]
+    assert by_kind["Job"]["grader-release"]["spec"]["template"]["spec"]["containers"][0]["command"] == [
+        "sh", "scripts/release.sh"]
+    beat = by_kind["Deployment"]["grader-beat"]["spec"]
+    assert beat["replicas"] == 1 and beat["strategy"]["type"] == "Recreate"
+    from infra.lanes import LANES
+
+    workers = {name for name in by_kind["Deployment"] if name.startswith("grader-worker-")}
+    assert workers == {f"grader-worker-{lane}" for lane in LANES}
+    for name, deployment in by_kind["Deployment"].items():
+        spec = deployment["spec"]["template"]["spec"]
+        sidecars = [c["name"] for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
+        assert ("sandbox" in sidecars) == (name in {"grader-worker-numeric", "grader-worker-code",
+                                                      "grader-worker-maintenance"}), name
+        for container in spec["containers"]:  # only the sandbox sidecar runs as root
+            assert container["securityContext"]["runAsNonRoot"] is True, name
