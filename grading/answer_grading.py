@@ -56,7 +56,8 @@ def answers_grade(
             continue
         if part.key not in diagnoses:
             diagnoses[part.key] = _diagnose(part=part, given=given, analysis=analysis, variant=variant)
-        graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points))
+        graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points,
+                                 per_gradient=part.kind == Part.Kind.CODE and part.code.partial))
     document = build_result(assignment=assignment.slug, parts=graded, expected_shown=expected_shown)
     return Graded(document=document, diagnoses=diagnoses)
 

@@ -103,6 +103,14 @@ def multiline(text: object) -> bool:
 
 
 @register.filter
+def verdict(part: dict[str, Any]) -> str:
+    """A part's verdict: "correct", "partly right" or "incorrect" (chainrule.result.verdict)."""
+    from chainrule.result import verdict as part_verdict
+
+    return part_verdict(part) if isinstance(part, dict) else "incorrect"
+
+
+@register.filter
 def expected_text(value: object) -> str:
     """An expected value as staff read it: a code part's several values as `w.grad = [1, 2]; b.grad = [1]`
     (its Python dict repr, quotes and all, was shown)."""
