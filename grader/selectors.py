@@ -55,6 +55,12 @@ class AssignmentRow:
     expected_shown: bool = False  # opened, and the reveal policy lets this user see the expected answers now
 
     @property
+    def attempts_allowed(self) -> int | None:
+        """This student's attempts in all, their extension's extra attempts included (None: unlimited):
+        every page says "N of this"."""
+        return self.policy.max_attempts if self.policy else self.assignment.max_attempts
+
+    @property
     def due_at(self) -> datetime | None:
         return self.policy.due_at if self.policy else self.assignment.due_at
 
