@@ -250,6 +250,7 @@ def submission_state(*, submission_id: int) -> str | None:
     return row[0] if row else None
 
 
+EXPECTED_KEYS = ("expected", "expected_text")  # a part's expected answer, as a value and as written
 HISTORY_LIMIT = 200  # the most of submissions_mine a page or the API lists
 
 
@@ -266,7 +267,7 @@ def result_document(*, submission: Submission, expected_shown: bool) -> dict[str
     document = dict(result.document)
     document["score"] = counted_score(result.document)  # after the late factor: the Result's score
     document["parts"] = [
-        {key: value for key, value in part.items() if expected_shown or key != "expected"}
+        {key: value for key, value in part.items() if expected_shown or key not in EXPECTED_KEYS}
         for part in document["parts"]
     ]
     return document
