@@ -138,7 +138,9 @@ def assignment_publish(
 def overrides_of(*, reasons: list[Reason], accepted: dict[str, str]) -> list[dict[str, str]]:
     """What a version keeps of the vetting reasons its publisher accepted in writing."""
     return [{"code": r.code, "field": r.field, "problem": r.problem, "justification": accepted[r.code]}
-            for r in reasons]
+            for r in reasons if not r.warning] + [
+        {"code": r.code, "field": r.field, "problem": r.problem, "justification": "", "warning": True}
+        for r in reasons if r.warning]
 
 
 def version_record(*, assignment: Assignment, catalog: str, user: AbstractBaseUser | None,

@@ -63,4 +63,5 @@ def publish_run(job: AuthoringJob) -> dict[str, Any]:
         return {"refused": [dataclasses.asdict(reason) for reason in exc.reasons]}
     except CatalogError as exc:
         return {"errors": [f"{exc.field}: {exc.problem}"]}
-    return {"version": version.number}
+    warnings = [f"{item['field']}: {item['problem']}" for item in version.overrides if item.get("warning")]
+    return {"version": version.number, "warnings": warnings}
