@@ -247,7 +247,8 @@ def test_a_late_factor_change_is_named_and_the_history_counts_as_the_preview(kno
     from assignments.models import Extension
 
     teacher = make_user("instructor").user
-    Extension.objects.create(assignment=known.b, student=known.users["alice"], due_at=timezone.now() + timedelta(days=1))
+    Extension.objects.create(assignment=known.b, student=known.users["alice"],
+                             due_at=timezone.now() + timedelta(days=1))
     known.b.parts.filter(key="y.grad").update(points=2)  # every result changes; one score changes
     regrade = regrade_request(assignment=known.b, by=teacher)
     regrade_preview_compute(regrade_id=regrade.id)

@@ -265,9 +265,9 @@ def hypothesis_message(hypothesis: Hypothesis, context: FeedbackContext, second:
 
 
 def second_reading_text(chosen: Hypothesis, second: Hypothesis, context: FeedbackContext) -> str:
-    """" It could equally be that your x.grad leaves out x → add → z: both give your number here. To
-    tell which, work out the edge x → mul's local derivative and the path x → add → z on their own:
-    the one your working does not match is the slip.""""
+    """E.g. "It could equally be that your x.grad leaves out x → add → z: both give your number here.
+    To tell which, work out the path x → mul → add → z and the path x → add → z again on their own:
+    the one your working does not match is the slip." """
     return (f" It could equally be that your {context.part} {reading_clause(second)}: both give your number "
             f"here. To tell which, work out {_site(chosen)} and {_site(second)} again on their own: the one "
             "your working does not match is the slip.")
