@@ -62,7 +62,7 @@ def part_answer_text(part: Part, expected: Any, params: Mapping[str, Any]) -> st
         return f"{_shown(expected)} (the right formula's value at {at})" if at else _shown(expected)
     if part.kind == Part.Kind.CODE:
         return _code_text(part, expected, params)
-    return _shown(expected)
+    return "None" if expected is None else str(expected)  # a number keeps every digit it has
 
 
 def _code_text(part: Part, expected: Any, params: Mapping[str, Any]) -> str:

@@ -152,3 +152,18 @@ def test_a_function_part_asking_for_shares_is_partly_right(tmp_path: Path) -> No
     out = io.StringIO()
     call_command("grade", "visual-walkthrough", "--code-file", f"grad_z={source}", stdout=out)
     assert "partly right (1/2)" in out.getvalue()
+
+
+def test_a_formula_key_is_a_formula_and_a_code_key_is_code(tmp_path: Path) -> None:
+    """The expected answer of a formula part was shown as a number, a code part's as a Python dict."""
+    source = tmp_path / "grad_z.py"
+    source.write_text("def grad_z(x, y):\n    return 2*x, x\n")
+    out = io.StringIO()
+    call_command("grade", "visual-walkthrough", "dz_dx=2*x", "--code-file", f"grad_z={source}", "--json", stdout=out)
+    document = json.loads(out.getvalue())
+    assert part(document, "dz_dx")["expected_text"] == "y + 2*x   (= 7 at x = 2, y = 3)"
+    assert part(document, "grad_z")["expected_text"] == "grad_z(2, 3)  # returns (7, 2)"
+    fix = tmp_path / "fix.py"
+    fix.write_text(TRACKS_X)
+    document = grade_code_file("untracked-leaf", f"fix={fix}")
+    assert part(document, "fix")["expected_text"] == "w.grad  # [2]\nx.grad  # None"

@@ -17,10 +17,12 @@ from chainrule.diagnosis.message_context import (
     path_text,
     paths_text,
     times_text,
+    with_value,
 )
 from chainrule.diagnosis.slip_messages import (
     ACCUMULATION_RULE,
     belief_message,
+    edge_words,
     kinks_ignored_message,
     two_mistakes_message,
     wrong_local_derivative_message,
@@ -277,8 +279,8 @@ def reading_clause(h: Hypothesis) -> str:
     """What a hypothesis says the student did, as a verb phrase after "your x.grad"."""
     detail = h.detail
     if h.kind == "wrong_local_derivative" and isinstance(detail.get("edge"), list):
-        edge = [str(name) for name in detail["edge"]]
-        return f"uses {detail.get('used')} as the local derivative on the edge {path_text(edge)}"
+        used = with_value(detail.get("used"), detail.get("used_value"))
+        return f"uses {used} as the local derivative of {edge_words(detail)}"
     if h.kind == "forward_value":
         return f"is the forward value of {detail.get('tensor') or detail.get('name')}"
     if h.kind == "other_gradient":
