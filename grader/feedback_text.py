@@ -26,5 +26,6 @@ def _part_lines(part: dict[str, Any]) -> list[str]:
     if diagnosis.get("message") and not part["correct"]:
         lines.append(f"    [{diagnosis['kind']}] {diagnosis['message']}")
     if "expected" in part and not part["correct"]:
-        lines.append(f"    expected: {part['expected']}")
+        shown = str(part.get("expected_text") or part["expected"]).replace("\n", "\n              ")
+        lines.append(f"    expected: {shown}")
     return lines
