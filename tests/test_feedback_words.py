@@ -29,3 +29,11 @@ def test_plurals_and_verdicts_are_words() -> None:
     assert missing_options_text(1) == "One right option is not ticked: every option that holds must be chosen."
     assert missing_options_text(2).startswith("2 right options are not ticked")
     assert verdict({"correct": False, "score": 1.0, "max_score": 2.0}) == "partly right"
+
+
+def test_a_choice_is_stored_as_its_option_text() -> None:
+    from grader.forms import ChoiceAnswerField
+
+    field = ChoiceAnswerField(required=False, choices=[("x → add → z", "x → add → z"), ("none", "none")])
+    stored = field.clean(["x → add → z"])
+    assert stored == '["x → add → z"]' and json.loads(stored) == ["x → add → z"]
