@@ -267,3 +267,5 @@ def test_a_late_factor_change_is_named_and_the_history_counts_as_the_preview(kno
     assert "2 scores change of 2 graded submissions" in history  # it said "2 changed of 2", counting feedback too
     assert f"of {regrade.checked} graded submission" in history
     assert "late factor ×0.5 → ×1" in detail
+    listed = staff.get(f"/staff/assignments/{known.b.slug}/submissions/")
+    assert listed.status_code == 200 and 'class="part-chip bad">x.grad: missing_path' in listed.content.decode()
