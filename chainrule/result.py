@@ -40,13 +40,16 @@ def part_score(graded: GradedPart, partial_credit: Mapping[str, float]) -> float
 def verdict(part: Mapping[str, Any]) -> str:
     """A part's verdict as a student reads it, from its document: "correct", "partly right" (a wrong
     part that earned some points: a share per right gradient, or a share set by the course or its
-    staff) or "incorrect"."""
+    staff), "credited" (a wrong part its staff gave full marks by an override) or "incorrect". Never
+    "incorrect" beside points."""
     if part.get("correct"):
         return "correct"
     try:
-        score = float(part.get("score") or 0.0)
+        score, max_score = float(part.get("score") or 0.0), float(part.get("max_score") or 0.0)
     except (TypeError, ValueError):
-        score = 0.0
+        score, max_score = 0.0, 0.0
+    if score > 0 and score >= max_score and part.get("override"):
+        return "credited"
     return "partly right" if score > 0 else "incorrect"
 
 

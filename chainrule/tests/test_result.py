@@ -77,3 +77,4 @@ def test_the_verdict_follows_the_score() -> None:
     assert verdict({"correct": True, "score": 1.0, "max_score": 1.0}) == "correct"
     assert verdict({"correct": False, "score": 0.5, "max_score": 1.0}) == "partly right"
     assert verdict({"correct": False, "score": 0, "max_score": 1.0}) == "incorrect"
+    assert verdict({"correct": False, "score": 1.0, "max_score": 1.0, "override": {"score": 1.0}}) == "credited"
