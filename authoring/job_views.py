@@ -35,7 +35,8 @@ def job_context(job: AuthoringJob) -> dict[str, Any]:
         "overdue": job_overdue(job=job), "wait_seconds": int(WAIT[AuthoringJob.Kind(job.kind)].total_seconds()),
         "poll_ms": poll_ms(job), "job_error": result.get("error", ""), "preview": result.get("preview"),
         "form_errors": result.get("form_errors"), "data": job.payload.get("data"), "outcomes": result.get("outcomes"),
-        "version": result.get("version"), "refused": result.get("refused"), "publish_errors": result.get("errors"),
+        "version": result.get("version"), "publish_warnings": result.get("warnings", []),
+        "refused": result.get("refused"), "publish_errors": result.get("errors"),
         "justifications": job.payload.get("justifications", {}),
     }
 

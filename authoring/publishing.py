@@ -18,7 +18,7 @@ from django.db import transaction
 from assignments.models import Assignment, AssignmentVersion, Course, Extension, Membership
 from assignments.services import membership_set
 from authoring.forms import catalog_from_json, catalog_json
-from authoring.reasons import Reason, reasons_open
+from authoring.reasons import Reason, reasons_open, warnings_of
 from authoring.vetting import assignment_vet
 from catalog.errors import CatalogError
 from catalog.export import assignment_catalog, catalog_toml
@@ -117,10 +117,12 @@ def assignment_vet_working(*, assignment: Assignment) -> list[Reason]:
 
 
 def assignment_publish(
-    *, assignment: Assignment, user: AbstractBaseUser | None, justifications: dict[str, str]
+    *, assignment: Assignment, user: AbstractBaseUser | None, justifications: dict[str, str],
+    warned: list[Reason] | None = None,
 ) -> AssignmentVersion:
     """Vet the working copy and make it live as a new version. Raises PublishRefused listing every
-    reason no justification accepts, or CatalogError."""
+    reason no justification accepts, or CatalogError. `warned`, when given, receives vetting's warnings
+    (they never block)."""
     data = working_catalog(assignment=assignment)
     spec = spec_for(assignment=assignment, data=data)
     accepted = {**spec.accepted, **{k: v.strip() for k, v in justifications.items() if v.strip()}}
@@ -128,6 +130,8 @@ def assignment_publish(
     refused = reasons_open(reasons=reasons, accepted=accepted)
     if refused:
         raise PublishRefused(refused)
+    if warned is not None:
+        warned.extend(warnings_of(reasons))
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         assignment_upsert(spec=spec, course=locked.course)
@@ -138,7 +142,7 @@ def assignment_publish(
 def overrides_of(*, reasons: list[Reason], accepted: dict[str, str]) -> list[dict[str, str]]:
     """What a version keeps of the vetting reasons its publisher accepted in writing."""
     return [{"code": r.code, "field": r.field, "problem": r.problem, "justification": accepted[r.code]}
-            for r in reasons]
+            for r in reasons if not r.warning]
 
 
 def version_record(*, assignment: Assignment, catalog: str, user: AbstractBaseUser | None,

@@ -56,6 +56,12 @@ class AssignmentRow:
     expected_shown: bool = False  # opened, and the reveal policy lets this user see the expected answers now
 
     @property
+    def attempts_allowed(self) -> int | None:
+        """This student's attempts in all, their extension's extra attempts included (None: unlimited):
+        every page says "N of this"."""
+        return self.policy.max_attempts if self.policy else self.assignment.max_attempts
+
+    @property
     def due_at(self) -> datetime | None:
         return self.policy.due_at if self.policy else self.assignment.due_at
 
@@ -245,6 +251,7 @@ def submission_state(*, submission_id: int) -> str | None:
     return row[0] if row else None
 
 
+EXPECTED_KEYS = ("expected", "expected_text")  # a part's expected answer, as a value and as written
 HISTORY_LIMIT = 200  # the most of submissions_mine a page or the API lists
 
 
@@ -261,7 +268,7 @@ def result_document(*, submission: Submission, expected_shown: bool) -> dict[str
     document = dict(result.document)
     document["score"] = counted_score(result.document)  # after the late factor: the Result's score
     document["parts"] = [
-        {key: value for key, value in part.items() if expected_shown or key != "expected"}
+        {key: value for key, value in part.items() if expected_shown or key not in EXPECTED_KEYS}
         for part in document["parts"]
     ]
     return document
