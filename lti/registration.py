@@ -51,12 +51,12 @@ def _checked(spec: RegistrationSpec) -> Course | None:
         raise ValueError("--context needs --course: the grader course those LMS courses use")
     if not spec.course_slug:
         return None
-    if not spec.context_ids:
-        raise ValueError("--course needs --context ID (repeatable): the LMS courses (context ids) that use it; "
-                         "every other LMS course gets a course of its own on its first launch")
     course = Course.objects.filter(slug=spec.course_slug).first()
     if course is None:
         raise ValueError(f"no course with slug {spec.course_slug!r}")
+    if not spec.context_ids:
+        raise ValueError("--course needs --context ID (repeatable): the LMS courses (context ids) that use it; "
+                         "every other LMS course gets a course of its own on its first launch")
     return course
 
 
