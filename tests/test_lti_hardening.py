@@ -54,22 +54,22 @@ def test_an_instructor_who_made_the_old_derived_slug_first_does_not_receive_the_
     assert made.status_code == 302
     trap = Course.objects.get(slug=old_slug)
 
-    assert platform.launch(user_id="prof", instructor=True).status_code == 302
-    assert platform.launch(user_id="ada").status_code == 302
+    assert platform.launch(user_id="prof", instructor=True).status_code == 302  # to the page binding the link
+    assert platform.launch(user_id="co-prof", instructor=True).status_code == 302
     assert not trap.memberships.filter(user__lti_users__registration__issuer=platform.base).exists()
     mapped = ContextCourse.objects.get(context__deployment=platform.deployment, context__id_on_platform="ctx-1")
     assert mapped.course != trap and mapped.course.slug.startswith("ag101-") and mapped.course.slug != old_slug
     roles = dict(mapped.course.memberships.values_list("user__lti_users__sub", "role"))
-    assert roles == {"prof": "instructor", "ada": "student"}
+    assert roles == {"prof": "instructor", "co-prof": "instructor"}
     assert set(trap.memberships.values_list("user_id", flat=True)) == {instructor.user.pk}
 
 
 def test_a_launch_finds_its_course_only_through_the_mapping() -> None:
     platform = Platform().register()
-    assert platform.launch(user_id="ada").status_code == 302
+    assert platform.launch(user_id="ada", instructor=True).status_code == 302
     course = ContextCourse.objects.get(context__deployment=platform.deployment).course
     Course.objects.filter(pk=course.pk).update(slug="renamed-by-an-operator")
-    assert platform.launch(user_id="bob").status_code == 302
+    assert platform.launch(user_id="bob", instructor=True).status_code == 302
     assert Course.objects.get(slug="renamed-by-an-operator").memberships.count() == 2
     assert ContextCourse.objects.filter(context__deployment=platform.deployment).count() == 1
 
@@ -358,7 +358,8 @@ def test_a_complete_roster_removes_who_it_no_longer_lists_but_not_staff_added_by
 def test_a_resource_link_of_another_context_is_kept_apart() -> None:
     """The fixture's launches build the rows the score test relies on: one resource link per LMS course."""
     platform = Platform().register()
-    platform.launch(user_id="ada", context_id="c1", resource_link_id="same-id")
-    platform.launch(user_id="ada", context_id="c2", resource_link_id="same-id")
+    for context_id in ("c1", "c2"):
+        launched = platform.launch(user_id="ada", instructor=True, context_id=context_id, resource_link_id="same-id")
+        assert launched.status_code == 302
     assert LtiResourceLink.objects.filter(context__deployment=platform.deployment).count() == 2
     assert LtiContext.objects.filter(deployment=platform.deployment).count() == 2

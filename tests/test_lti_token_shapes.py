@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from lti.views import UNREADABLE
 from tests.lti_platform.inprocess import AGS, CLAIM, NRPS, Platform
+from tests.lti_platform.launches import INSTRUCTOR
 
 pytestmark = pytest.mark.django_db
 DL = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
@@ -55,8 +56,8 @@ def platform() -> Platform:
 
 def token_parts(platform: Platform, client: Client) -> tuple[str, dict[str, Any], dict[str, Any]]:
     state, nonce = platform.login(client)
-    body = platform.body(nonce=nonce, line_item=f"{platform.base}/lineitems/1",
-                         memberships_url=f"{platform.base}/memberships")
+    body = platform.body(nonce=nonce, roles=(INSTRUCTOR,), line_item=f"{platform.base}/lineitems/1",
+                         memberships_url=f"{platform.base}/memberships")  # good: to the page binding the link
     return state, platform.header(), body
 
 

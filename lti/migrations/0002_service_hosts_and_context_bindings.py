@@ -4,6 +4,15 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+FORGOTTEN = "an earlier error whose details were removed on upgrade; resend or sync to see the current one"
+
+
+def forget_reply_texts(apps, schema_editor):
+    """Errors stored before held up to 300 characters of the platform's reply: not shown any more."""
+    apps.get_model("lti", "ScoreDelivery").objects.exclude(last_error="").update(last_error=FORGOTTEN)
+    apps.get_model("lti", "ContextCourse").objects.exclude(roster_error="").update(roster_error=FORGOTTEN)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -27,4 +36,5 @@ class Migration(migrations.Migration):
             model_name='servicehost',
             constraint=models.UniqueConstraint(fields=('registration', 'host'), name='one_service_host_row'),
         ),
+        migrations.RunPython(forget_reply_texts, migrations.RunPython.noop),
     ]
