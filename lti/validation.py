@@ -61,13 +61,15 @@ class ToolMessageLaunch(DjangoMessageLaunch):
     def get_public_key(self) -> tuple[str, str]:
         if self._jwt.get("header", {}).get("alg") not in ALGORITHMS:
             raise LtiException("The id_token must be signed with RS256.")
+        registration = self._registration
+        assert registration is not None
+        url = str(registration.get_key_set_url())
+        if not registration.get_key_set():  # a fetch that fails says so, and is not tried twice
+            registration.set_key_set(platform_jwks(url=url, session=self._requests_session))
         try:
             return super().get_public_key()
-        except LtiException:  # the platform may have rotated its key since we cached its JWKS
-            registration = self._registration
-            assert registration is not None
-            registration.set_key_set(platform_jwks(url=str(registration.get_key_set_url()),
-                                                   session=self._requests_session, fresh=True))
+        except LtiException:  # the platform may have rotated its key since we cached its JWKS (rate-limited)
+            registration.set_key_set(platform_jwks(url=url, session=self._requests_session, fresh=True))
             return super().get_public_key()
 
     def validate_jwt_signature(self) -> ToolMessageLaunch:
