@@ -1,4 +1,5 @@
-"""AGS score publishing: the counted score of a student goes to the LMS column of each bound link.
+"""AGS score publishing: the counted score of a student goes to the LMS column of each bound link in the
+LMS courses the student belongs to.
 
 `scores_changed` is the one call grading makes (on commit, through grader/hooks.py); the Celery task
 `lti.publish_score` sends the row with retries. Grading never waits for a platform.
@@ -28,7 +29,8 @@ SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 def scores_changed(changed: list[tuple[int, int]]) -> None:
     """GRADER_SCORES_CHANGED_HOOK: after grading committed these (submission, student) pairs, queue the
-    counted score of the students who came from an LMS for every LMS link of the assignment. Never raises.
+    counted score of the students who came from an LMS for the assignment's links in their LMS courses.
+    Never raises.
 
     Most students never arrived from an LMS and have nothing to publish: one cheap query for the whole
     batch finds those who did, with no transaction."""
