@@ -143,7 +143,8 @@ def service_env(**extra: str) -> dict[str, str]:
     the session's secret key (settings put it in os.environ), static files served from static/."""
     env = dict(os.environ)
     env.update({"DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0",
-                "SECURE_COOKIES": "0", "WHITENOISE_USE_FINDERS": "1", "LOG_FORMAT": "text"}, **extra)
+                "SECURE_COOKIES": "0", "WHITENOISE_USE_FINDERS": "1", "LOG_FORMAT": "text",
+                "LTI_ALLOW_HTTP": "1"}, **extra)  # the test LMS serves plain HTTP on loopback
     return env
 
 

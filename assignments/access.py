@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TypeAlias
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -75,3 +76,19 @@ def assignment_for_staff_or_404(*, user: User, slug: str, authoring: bool = Fals
 def is_course_staff(*, user: User, course_id: int | None) -> bool:
     """TA or instructor of the course with this id (grading views, expected values)."""
     return Membership.objects.filter(user_id=user.pk, course_id=course_id, role__in=STAFF_ROLES).exists()
+
+
+def may_create_courses(*, user: User) -> bool:
+    """Whether the user may create a course at /staff/courses/new/ (GRADER_COURSE_CREATORS).
+
+    "staff": site staff and superusers, holders of `assignments.add_course` (given in the admin) and
+    the users named in GRADER_COURSE_CREATOR_USERS. "instructors": those, and every instructor of a course.
+    """
+    if not user.is_authenticated:
+        return False
+    if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False) \
+            or user.has_perm("assignments.add_course") \
+            or user.get_username() in settings.GRADER_COURSE_CREATOR_USERS:
+        return True
+    return settings.GRADER_COURSE_CREATORS == "instructors" and Membership.objects.filter(
+        user_id=user.pk, role=Membership.Role.INSTRUCTOR).exists()

@@ -13,8 +13,10 @@ from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
 
+from assignments.access import may_create_courses
 from assignments.models import Assignment, AssignmentVersion, Course, Extension, Membership
 from assignments.services import membership_set
 from authoring.forms import catalog_from_json, catalog_json
@@ -40,10 +42,21 @@ class _RollBack(Exception):
     pass
 
 
+class SlugTaken(Exception):
+    """Another course has this slug."""
+
+
 def course_create(*, user: AbstractBaseUser, slug: str, title: str) -> Course:
-    with transaction.atomic():
-        course = Course.objects.create(slug=slug, title=title)
-        membership_set(user=user, course=course, role=Membership.Role.INSTRUCTOR)
+    """A new course with the user as its instructor. Raises PermissionDenied unless the user may create
+    courses (GRADER_COURSE_CREATORS), SlugTaken when the slug is in use."""
+    if not may_create_courses(user=user):
+        raise PermissionDenied("This user may not create courses.")
+    try:
+        with transaction.atomic():
+            course = Course.objects.create(slug=slug, title=title)
+            membership_set(user=user, course=course, role=Membership.Role.INSTRUCTOR)
+    except IntegrityError as exc:
+        raise SlugTaken(slug) from exc
     return course
 
 

@@ -175,6 +175,14 @@ GRADER_READY_CACHE_S = envfloat("GRADER_READY_CACHE_S", 2.0)  # /healthz/ready c
 # queries compiled once per process. Off: the ORM builds and compiles every query, same behaviour.
 GRADER_PREPARED_QUERIES = envbool("GRADER_PREPARED_QUERIES", True)
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student a minute, all assignments; 0: none
+# Who may create courses at /staff/courses/new/: "staff" (site staff and superusers, holders of the
+# assignments.add_course permission given in the admin, and the users named below) or "instructors"
+# (those, plus every instructor of any course). LMS courses are made by launches, not by this page.
+GRADER_COURSE_CREATORS = envstr("GRADER_COURSE_CREATORS", "staff")
+GRADER_COURSE_CREATOR_USERS = tuple(name.strip() for name in envstr("GRADER_COURSE_CREATOR_USERS", "").split(",")
+                                    if name.strip())
+if GRADER_COURSE_CREATORS not in ("staff", "instructors"):
+    raise ImproperlyConfigured("GRADER_COURSE_CREATORS must be 'staff' or 'instructors'")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0),
                                 "options": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}-maintenance"}},
@@ -221,6 +229,11 @@ LTI_HTTP_TIMEOUT = envfloat("LTI_HTTP_TIMEOUT", 10.0)  # every call to a platfor
 LTI_JWKS_CACHE_SECONDS = envint("LTI_JWKS_CACHE_SECONDS", 600)
 LTI_KEY_PUBLISH_SECONDS = envint("LTI_KEY_PUBLISH_SECONDS", 3600)  # a new key is published this long before use
 LTI_SCORE_RETRIES = envint("LTI_SCORE_RETRIES", 6)
+# A platform's key set is fetched at most once per this many seconds (a launch naming an unknown key
+# may ask for a refetch; forged launches must not make the tool fetch on every request).
+LTI_JWKS_REFETCH_SECONDS = envint("LTI_JWKS_REFETCH_SECONDS", 60)
+# Calls to a platform go to https:// URLs only, unless DEBUG or this (a test LMS on loopback).
+LTI_ALLOW_HTTP = envbool("LTI_ALLOW_HTTP", DEBUG)
 if not DEBUG and envbool("SECURE_COOKIES", True):  # LMS iframes are third-party: cookies need SameSite=None
     SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
 
