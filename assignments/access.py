@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 
 from assignments.models import Assignment, Course, Membership
@@ -75,3 +75,11 @@ def assignment_for_staff_or_404(*, user: User, slug: str, authoring: bool = Fals
 def is_course_staff(*, user: User, course_id: int | None) -> bool:
     """TA or instructor of the course with this id (grading views, expected values)."""
     return Membership.objects.filter(user_id=user.pk, course_id=course_id, role__in=STAFF_ROLES).exists()
+
+
+def by_course_staff() -> Exists:
+    """For a query over submissions: whether its author is staff (TA or instructor) of the submission's
+    course. What staff submit through the student view is a trial, not a student's attempt: the
+    gradebook, its exports, the analytics and the staff lists leave it out."""
+    return Exists(Membership.objects.filter(user_id=OuterRef("student_id"), course_id=OuterRef("assignment__course_id"),
+                                            role__in=STAFF_ROLES))

@@ -12,7 +12,7 @@ from assignments.services import membership_set
 from infra import clock
 from infra.enqueue import enqueue
 from infra.lanes import NUMERIC
-from lti.launch import user_for_lti
+from lti.launch import person_sourcedid, user_for_lti
 from lti.models import ContextCourse
 from lti.platform_client import NRPS_SCOPE, PlatformError, platform_call
 from lti.roles import course_role_from_lti
@@ -61,7 +61,7 @@ def _apply(*, link: ContextCourse, members: list[dict[str, Any]]) -> int:
     active = 0
     for member in members:
         lti_user = LtiUser.objects.get(registration=context.deployment.registration, sub=member["user_id"])
-        user = user_for_lti(lti_user=lti_user)
+        user = user_for_lti(lti_user=lti_user, sis_id=person_sourcedid(member.get("lis_person_sourcedid")))
         if member.get("status", "Active") == "Active":
             membership_set(user=user, course=link.course, role=course_role_from_lti(member.get("roles") or []))
             active += 1
