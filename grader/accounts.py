@@ -1,10 +1,19 @@
-"""Users, roles and API tokens."""
+"""Users, roles and API tokens; who may set a password by email, and the link that sets it."""
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.forms import PasswordResetForm
+from django.contrib.auth.models import AbstractBaseUser, AbstractUser
+from django.contrib.auth.tokens import default_token_generator
 from django.db import transaction
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from assignments.access import USERNAME_RE
 from assignments.models import Course
@@ -28,3 +37,25 @@ def user_create(
     membership_set(user=user, course=course, role=role)
     token = token_create(user=user) if with_token else None  # stored hashed, shown once
     return user, token
+
+
+def _same_address(one: str, other: str) -> bool:
+    return unicodedata.normalize("NFKC", one).casefold() == unicodedata.normalize("NFKC", other).casefold()
+
+
+class AccountPasswordResetForm(PasswordResetForm):
+    """Django's password reset, for accounts that have no password yet too: a roster upload makes them
+    without one, and this is how they get one. An account the LMS made (it has an LMS person id) logs in
+    through the LMS only and gets no email. The answer is the same whether or not an account matched."""
+
+    def get_users(self, email: str) -> Iterator[Any]:
+        users = get_user_model()._default_manager.filter(email__iexact=email, is_active=True,
+                                                         lms_person__isnull=True)
+        return (user for user in users if _same_address(email, user.email))
+
+
+def set_password_path(*, user: AbstractBaseUser) -> str:
+    """The path of the page where `user` chooses a password (Django's reset token: it works once, and
+    lasts PASSWORD_RESET_TIMEOUT)."""
+    return reverse("password_reset_confirm", kwargs={"uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+                                                     "token": default_token_generator.make_token(user)})
