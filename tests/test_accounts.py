@@ -211,7 +211,7 @@ def test_a_user_revokes_their_own_token_only(student: Any, other_student: Any) -
     assert client.get(f"/accounts/tokens/{mine.id}/revoke/").status_code == 405
     page = client.post(f"/accounts/tokens/{mine.id}/revoke/", follow=True)
     assert page.status_code == 200 and "revoked" in page.content.decode()
-    api = APIClient()
+    api = APIClient(REMOTE_ADDR=f"10.66.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}")  # its own lockout count
     api.credentials(HTTP_AUTHORIZATION=f"Token {student.token}")
     assert api.get("/api/v1/assignments/").status_code == 401
     api.credentials(HTTP_AUTHORIZATION=f"Token {other_student.token}")
