@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +21,10 @@ from assignments.access import USERNAME_RE
 from assignments.models import Course
 from assignments.services import membership_set
 from grader.tokens import token_create
+from infra.redis_client import redis_client
+
+log = logging.getLogger(__name__)
+RESET_EVERY_SECONDS = 300  # one password-reset email per address in this time: no inbox flooding
 
 
 @transaction.atomic
@@ -51,7 +57,22 @@ class AccountPasswordResetForm(PasswordResetForm):
     def get_users(self, email: str) -> Iterator[Any]:
         users = get_user_model()._default_manager.filter(email__iexact=email, is_active=True,
                                                          lms_person__isnull=True)
-        return (user for user in users if _same_address(email, user.email))
+        found = [user for user in users if _same_address(email, user.email)]
+        return iter(found if found and _first_reset_in_a_while(email) else [])
+
+
+def _first_reset_in_a_while(email: str) -> bool:
+    """Whether no reset email went to this address in RESET_EVERY_SECONDS (marked in Redis, shared by every
+    web process); a Redis that does not answer lets the email go."""
+    from config.celery_app import app
+
+    digest = hashlib.sha256(unicodedata.normalize("NFKC", email).casefold().encode()).hexdigest()[:32]
+    key = f"grader:{app.conf.task_default_queue}:password-reset:{digest}"
+    try:
+        return bool(redis_client().set(key, 1, nx=True, ex=RESET_EVERY_SECONDS))
+    except Exception:
+        log.warning("could not check the password-reset rate of an address", exc_info=True)
+        return True
 
 
 def set_password_path(*, user: AbstractBaseUser) -> str:

@@ -78,6 +78,17 @@ def test_an_account_without_a_password_gets_a_link_and_sets_its_password(client:
     assert Client().get("/accounts/reset/done/").status_code == 200
 
 
+def test_one_reset_email_per_address_in_a_while(client: Client) -> None:
+    user = _roster_user()
+    for _ in range(3):
+        answer = client.post("/accounts/password_reset/", {"email": user.email})
+        assert answer.status_code == 302 and answer["Location"] == "/accounts/password_reset/done/"
+    assert len(mail.outbox) == 1  # the same answer each time, one email: nobody floods an inbox
+    other = _roster_user()
+    client.post("/accounts/password_reset/", {"email": other.email})
+    assert len(mail.outbox) == 2
+
+
 def test_no_email_for_lms_accounts_nor_unknown_addresses_and_the_same_answer(client: Client) -> None:
     lms = _roster_user()
     lms_person_set(user=lms, lms_id="sub-x")
