@@ -14,7 +14,7 @@ from django.core.mail import EmailMessage, get_connection
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from assignments.models import Course
+from assignments.models import Course, Membership
 from grader.accounts import set_password_path
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,8 @@ def invitations_send(*, course: Course, usernames: list[str], base_url: str,
     """Email each of these accounts that has no password yet a link to choose one (over one connection).
     `base_url` is the site's address as the instructor reached it (scheme and host, no trailing slash)."""
     report = InvitationReport()
-    users = get_user_model().objects.filter(username__in=usernames, is_active=True).order_by("username")
+    users = get_user_model().objects.filter(username__in=usernames, is_active=True,
+                                            lms_person__isnull=True).order_by("username")  # LMS accounts: the LMS
     days = max(1, settings.PASSWORD_RESET_TIMEOUT // (24 * 3600))
     context = {"course": course, "inviter": _inviter_name(inviter), "days": days,
                "login": base_url + reverse("login")}
@@ -60,3 +61,10 @@ def invitations_send(*, course: Course, usernames: list[str], base_url: str,
             log.warning("invitations to %s not sent: %s", course.slug, exc)
             report.failed, report.sent = str(exc) or type(exc).__name__, []
     return report
+
+
+def uninvited_students(*, course: Course) -> list[str]:
+    """User names of the course's students who cannot log in yet: no password, not from an LMS."""
+    users = get_user_model().objects.filter(memberships__course=course, memberships__role=Membership.Role.STUDENT,
+                                            is_active=True, lms_person__isnull=True).order_by("username")
+    return [user.get_username() for user in users.only("username", "password") if not user.has_usable_password()]

@@ -159,7 +159,7 @@ def _apply(roster: Any, preview_says: str = "new accounts with an email address:
 def test_a_roster_enrolment_invites_each_new_account_that_has_an_address(roster: Any) -> None:
     page = _apply(roster, invite="1")
     text = page.content.decode()
-    assert page.status_code == 200 and "Invitations sent to 1 new account." in text
+    assert page.status_code == 200 and "Invitations sent to 1 account." in text
     assert f"Not invited, no email address: {roster['names']['bare']}" in text
     assert [m.to for m in mail.outbox] == [[f"{roster['names']['new']}@school.edu"]]
     invitation = mail.outbox[0]
@@ -185,6 +185,28 @@ def test_no_invitation_unless_asked_and_a_mail_server_failure_is_a_message(roste
     page = _apply(roster, preview_says="new accounts with an email address: 1 of 1", invite="1")
     assert page.status_code == 200 and "No invitation was sent" in page.content.decode()
     assert get_user_model().objects.filter(username=roster["names"]["new"] + "-2").exists()
+
+
+def test_students_who_cannot_log_in_yet_are_invited_later_from_the_roster(roster: Any, make_user: Any) -> None:
+    _apply(roster)  # enrolled without invitations
+    lms = get_user_model().objects.create(username=f"lti-{uuid.uuid4().hex[:12]}", email="lms@school.edu")
+    lms.set_unusable_password()
+    lms.save()
+    lms_person_set(user=lms, lms_id="sub-lms")
+    membership_set(user=lms, course=roster["course"], role="student")
+    url = f"/staff/courses/{roster['course'].slug}/roster/"
+    client = logged_in(roster["instructor"])
+    assert "3 students cannot log in yet" in client.get(url).content.decode()  # new, bare, old; not the LMS one
+    ta = make_user("ta")
+    membership_set(user=ta.user, course=roster["course"], role="ta")
+    assert logged_in(ta).post(url, {"invite_waiting": "1"}).status_code == 403
+    page = client.post(url, {"invite_waiting": "1"}, follow=True)
+    text = page.content.decode()
+    assert "Invitations sent to 2 accounts." in text
+    assert f"Not invited, no email address: {roster['names']['bare']}" in text
+    assert sorted(m.to[0] for m in mail.outbox) == sorted([f"{roster['names']['new']}@school.edu", "old@school.edu"])
+    _set_password(_link(next(m for m in mail.outbox if m.to == ["old@school.edu"])), "old-one-now-set")
+    assert "2 students cannot log in yet" in client.get(url).content.decode()
 
 
 def test_a_user_creates_a_token_sees_its_key_once_and_uses_it(student: Any) -> None:

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from assignments.access import course_for_staff_or_404, staff_courses
-from courseops.invitations import InvitationReport, invitations_send
+from courseops.invitations import InvitationReport, invitations_send, uninvited_students
 from courseops.roster import RosterPlan, roster_apply, roster_members, roster_plan, roster_sections
 from courseops.roster_csv import MAX_BYTES, RosterFileError
 
@@ -36,6 +36,11 @@ def roster_page(request: HttpRequest, course: str) -> HttpResponse:
     status = 200
     if request.method == "POST":
         course_for_staff_or_404(user=request.user, slug=course, authoring=True)  # TAs: 403
+        if request.POST.get("invite_waiting") == "1":  # students enrolled earlier who never set a password
+            _invited_message(request, invitations_send(
+                course=found, usernames=uninvited_students(course=found), inviter=request.user,
+                base_url=request.build_absolute_uri("/").rstrip("/")))
+            return redirect("courseops-roster", course=found.slug)
         try:
             data = _uploaded(request)
             invite = request.POST.get("invite") == "1"
@@ -57,6 +62,8 @@ def roster_page(request: HttpRequest, course: str) -> HttpResponse:
         except RosterFileError as exc:
             context["file_error"] = str(exc)
             status = 400
+    if can_enrol:
+        context["waiting"] = len(uninvited_students(course=found))
     members = roster_members(course=found, search=context["search"], section=context["section"])
     context.update(members=members[:SHOWN], total=members.count(), shown=SHOWN)
     return render(request, "staff/courseops/roster.html", context, status=status)
@@ -77,7 +84,7 @@ def _invited_message(request: HttpRequest, report: InvitationReport) -> None:
                                 "The accounts exist: they can ask for a link with “Forgot your password?” "
                                 "on the login page once email works.")
         return
-    text = f"Invitations sent to {len(report.sent)} new account{'s' if len(report.sent) != 1 else ''}."
+    text = f"Invitations sent to {len(report.sent)} account{'s' if len(report.sent) != 1 else ''}."
     if report.no_email:
         shown = ", ".join(report.no_email[:20]) + (" …" if len(report.no_email) > 20 else "")
         text += f" Not invited, no email address: {shown}."
