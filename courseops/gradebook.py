@@ -237,7 +237,8 @@ def gradebook_json(gradebook: Gradebook) -> dict[str, Any]:
         "course": gradebook.course.slug,
         "assignments": [{"slug": a.slug, "title": a.title, "max_score": m, "due_at": a.due_at}
                         for a, m in zip(gradebook.assignments, gradebook.max_scores, strict=True)],
-        "students": [{"username": row.username, "name": row.name, "section": row.section, "total": row.total,
+        "students": [{"username": row.username, "name": row.name, "section": row.section, "sis_id": row.sis_id,
+                      "total": row.total,
                       "scores": {a.slug: {"score": c.score, "attempts": c.attempts, "late": c.late,
                                           "overridden": c.overridden, "regraded": c.regraded,
                                           "submission": c.submission_id,

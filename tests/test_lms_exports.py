@@ -126,6 +126,8 @@ def test_the_staff_api_and_the_gradebook_page_give_each_format(course: Any) -> N
     assert f'Alice Smith <span class="muted">{course["alice"].username}</span>' in text
     download = browser.get(f"/staff/courses/{slug}/gradebook/", {"format": "canvas", "section": "", "q": ""})
     assert download.status_code == 200 and _rows(download.content.decode())[1][0] == "Points Possible"
+    students = {s["name"]: s for s in client.get(f"/api/v1/courses/{slug}/gradebook/").json()["students"]}
+    assert (students["Ada Lovelace"]["sis_id"], students["Alice Smith"]["sis_id"]) == ("SIS-42", "")
     schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
     formats = next(p for p in schema["paths"]["/api/v1/courses/{course}/gradebook/"]["get"]["parameters"]
                    if p["name"] == "format")
