@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from assignments.models import Assignment, Course, Membership
@@ -20,6 +20,7 @@ from assignments.models import Assignment, Course, Membership
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STAFF_ROLES: tuple[str, ...] = (str(Membership.Role.TA), str(Membership.Role.INSTRUCTOR))
 USERNAME_RE = re.compile(r"^[\w.@+-]{1,150}$")  # a user name we create: Django's characters, its 150 at most
+LMS_USERNAME_PREFIX = "lti-"  # the user names of accounts an LMS made: lti-<digest of platform and user id>
 
 
 def _roles(*, authoring: bool) -> tuple[str, ...]:
@@ -83,3 +84,9 @@ def by_course_staff() -> Exists:
     gradebook, its exports, the analytics and the staff lists leave it out."""
     return Exists(Membership.objects.filter(user_id=OuterRef("student_id"), course_id=OuterRef("assignment__course_id"),
                                             role__in=STAFF_ROLES))
+
+
+def made_by_lms() -> Q:
+    """For a query over users: accounts an LMS launch or roster sync made. They log in through the LMS and
+    their user name is ours, not the school's; an account made otherwise and known to an LMS is not one."""
+    return Q(lms_person__isnull=False, username__startswith=LMS_USERNAME_PREFIX)

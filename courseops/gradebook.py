@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import BooleanField, Case, Exists, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce
 
-from assignments.access import by_course_staff
+from assignments.access import LMS_USERNAME_PREFIX, by_course_staff
 from assignments.models import Assignment, Course, Extension, Membership
 from courseops.models import ScoreOverride
 from grader.models import Submission
@@ -155,7 +155,8 @@ def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tupl
     person = getattr(user, "lms_person", None)
     row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
               section=member.section, first_name=user.first_name, last_name=user.last_name,
-              sis_id=person.sis_id if person else "", from_lms=person is not None)
+              sis_id=person.sis_id if person else "",
+              from_lms=person is not None and user.username.startswith(LMS_USERNAME_PREFIX))
     for assignment in assignments:
         mine = tries.get((user.pk, assignment.pk), [])
         counted = _counted(mine, assignment.counts)

@@ -14,6 +14,7 @@ from django.core.mail import EmailMessage, get_connection
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from assignments.access import made_by_lms
 from assignments.models import Course, Membership
 from grader.accounts import set_password_path
 
@@ -37,8 +38,8 @@ def invitations_send(*, course: Course, usernames: list[str], base_url: str,
     """Email each of these accounts that has no password yet a link to choose one (over one connection).
     `base_url` is the site's address as the instructor reached it (scheme and host, no trailing slash)."""
     report = InvitationReport()
-    users = get_user_model().objects.filter(username__in=usernames, is_active=True,
-                                            lms_person__isnull=True).order_by("username")  # LMS accounts: the LMS
+    users = (get_user_model().objects.filter(username__in=usernames, is_active=True)
+             .exclude(made_by_lms()).order_by("username"))  # LMS accounts log in through the LMS
     days = max(1, settings.PASSWORD_RESET_TIMEOUT // (24 * 3600))
     context = {"course": course, "inviter": _inviter_name(inviter), "days": days,
                "login": base_url + reverse("login")}
@@ -65,6 +66,6 @@ def invitations_send(*, course: Course, usernames: list[str], base_url: str,
 
 def uninvited_students(*, course: Course) -> list[str]:
     """User names of the course's students who cannot log in yet: no password, not from an LMS."""
-    users = get_user_model().objects.filter(memberships__course=course, memberships__role=Membership.Role.STUDENT,
-                                            is_active=True, lms_person__isnull=True).order_by("username")
+    users = (get_user_model().objects.filter(memberships__course=course, memberships__role=Membership.Role.STUDENT,
+                                             is_active=True).exclude(made_by_lms()).order_by("username"))
     return [user.get_username() for user in users.only("username", "password") if not user.has_usable_password()]

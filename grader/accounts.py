@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from assignments.access import USERNAME_RE
+from assignments.access import USERNAME_RE, made_by_lms
 from assignments.models import Course
 from assignments.services import membership_set
 from grader.tokens import token_create
@@ -51,12 +51,11 @@ def _same_address(one: str, other: str) -> bool:
 
 class AccountPasswordResetForm(PasswordResetForm):
     """Django's password reset, for accounts that have no password yet too: a roster upload makes them
-    without one, and this is how they get one. An account the LMS made (it has an LMS person id) logs in
-    through the LMS only and gets no email. The answer is the same whether or not an account matched."""
+    without one, and this is how they get one. An account the LMS made logs in through the LMS only and
+    gets no email. The answer is the same whether or not an account matched."""
 
     def get_users(self, email: str) -> Iterator[Any]:
-        users = get_user_model()._default_manager.filter(email__iexact=email, is_active=True,
-                                                         lms_person__isnull=True)
+        users = get_user_model()._default_manager.filter(email__iexact=email, is_active=True).exclude(made_by_lms())
         found = [user for user in users if _same_address(email, user.email)]
         return iter(found if found and _first_reset_in_a_while(email) else [])
 

@@ -12,7 +12,7 @@ from django.utils.text import slugify
 from lti_tool.models import LtiContext, LtiLaunch, LtiResourceLink, LtiUser
 from lti_tool.utils import sync_data_from_launch
 
-from assignments.access import STAFF_ROLES
+from assignments.access import LMS_USERNAME_PREFIX, STAFF_ROLES
 from assignments.models import Assignment, Course, Membership
 from assignments.services import lms_person_set, membership_set
 from lti.models import ContextCourse, DeploymentCourse, LinkAssignment
@@ -70,7 +70,7 @@ def user_for_lti(*, lti_user: LtiUser, sis_id: str = "") -> AbstractUser:
         user: AbstractUser = lti_user.auth_user
     else:
         digest = hashlib.sha256(f"{lti_user.registration_id}:{lti_user.sub}".encode()).hexdigest()[:20]
-        user, created = get_user_model().objects.get_or_create(username=f"lti-{digest}")
+        user, created = get_user_model().objects.get_or_create(username=f"{LMS_USERNAME_PREFIX}{digest}")
         if created:
             user.set_unusable_password()  # LMS accounts log in only through the LMS
             user.save(update_fields=["password"])

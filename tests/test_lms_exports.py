@@ -100,6 +100,12 @@ def test_the_moodle_csv_has_identifier_columns_then_one_column_per_grade_item(co
     assert len(rows) == 1 + 3
 
 
+def test_a_roster_account_the_lms_knows_too_keeps_its_login_beside_the_sis_id(course: Any) -> None:
+    lms_person_set(user=course["alice"], lms_id="platform-sub-alice", sis_id="SIS-1")
+    rows = {row[0]: row for row in _rows(gradebook_canvas_csv(gradebook_read(course=course["course"])))[2:]}
+    assert rows["Smith, Alice"] == ["Smith, Alice", "", "SIS-1", course["alice"].username, "A", "1.5", ""]
+
+
 def test_two_assignments_with_one_title_get_their_slugs(course: Any) -> None:
     Assignment.objects.filter(id=course["second"].id).update(title="Backprop basics")
     header = _rows(gradebook_canvas_csv(gradebook_read(course=course["course"])))[0]
