@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-import smtplib
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -58,8 +57,8 @@ def invitations_send(*, course: Course, usernames: list[str], base_url: str,
     if emails:
         try:
             get_connection().send_messages(emails)
-        except (smtplib.SMTPException, OSError) as exc:
-            log.warning("invitations to %s not sent: %s", course.slug, exc)
+        except Exception as exc:  # the mail server refused, or is away or misconfigured: say so, never a 500
+            log.warning("invitations to %s not sent: %s", course.slug, exc, exc_info=True)
             report.failed, report.sent = str(exc) or type(exc).__name__, []
     return report
 

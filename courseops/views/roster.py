@@ -81,8 +81,8 @@ def _created(plan: RosterPlan) -> list[str]:
 def _invited_message(request: HttpRequest, report: InvitationReport) -> None:
     if report.failed:
         messages.error(request, f"No invitation was sent: the mail server answered {report.failed[:200]!r}. "
-                                "The accounts exist: they can ask for a link with “Forgot your password?” "
-                                "on the login page once email works.")
+                                "The accounts exist: once email works, they can ask for a link with “Forgot "
+                                "your password, or never had one?” on the login page.")
         return
     text = f"Invitations sent to {len(report.sent)} account{'s' if len(report.sent) != 1 else ''}."
     if report.no_email:
