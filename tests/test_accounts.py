@@ -245,6 +245,7 @@ def test_a_user_revokes_their_own_token_only(student: Any, other_student: Any) -
     mine = ApiToken.objects.get(user=student.user)
     theirs = ApiToken.objects.get(user=other_student.user)
     assert client.post(f"/accounts/tokens/{theirs.id}/revoke/").status_code == 404
+    assert client.post(f"/accounts/tokens/{10**30}/revoke/").status_code == 404  # past any database integer
     assert client.get(f"/accounts/tokens/{mine.id}/revoke/").status_code == 405
     page = client.post(f"/accounts/tokens/{mine.id}/revoke/", follow=True)
     assert page.status_code == 200 and "revoked" in page.content.decode()
