@@ -47,6 +47,7 @@ def test_an_invited_student_chooses_a_password_and_makes_an_api_token(
     teaching: tuple[Any, str], web_server: str, page: Any  # noqa: F811
 ) -> None:
     teacher, course = teaching
+    page.set_viewport_size({"width": 1280, "height": 900})
     log = OUTPUT / "web.log"
     start = log.stat().st_size
     username = f"ivy-{uuid.uuid4().hex[:6]}"
