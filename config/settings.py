@@ -123,6 +123,24 @@ AXES_IPWARE_PROXY_COUNT = envint("AXES_PROXY_COUNT", 0)  # set 1 behind one reve
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Password reset and invitation links (Django's tokens): valid once, for this long.
+PASSWORD_RESET_TIMEOUT = envint("PASSWORD_RESET_DAYS", 7) * 24 * 3600
+
+# --- Email: password resets and invitations ------------------------------------------
+# SMTP once EMAIL_HOST is set; until then (make run, a developer's machine) every email is printed
+# on the web server's console instead of being sent.
+EMAIL_HOST = envstr("EMAIL_HOST", "")
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                       else "django.core.mail.backends.console.EmailBackend")
+EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", False)  # TLS from the first byte (port 465)
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", not EMAIL_USE_SSL)  # STARTTLS (port 587)
+EMAIL_PORT = envint("EMAIL_PORT", 465 if EMAIL_USE_SSL else 587)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10)  # seconds: a mail server that hangs does not hold a web thread long
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "Autograd grader <grader@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

@@ -29,6 +29,8 @@ class GradebookStudentSerializer(serializers.Serializer):
     username = serializers.CharField()
     name = serializers.CharField()
     section = serializers.CharField()
+    sis_id = serializers.CharField(help_text="The school's id of the person, as the LMS gave it (LTI launch or "
+                                             "roster sync); empty when unknown")
     total = serializers.FloatField()
     scores = serializers.DictField(child=GradebookCellSerializer(), help_text="Assignment slug → cell")
 

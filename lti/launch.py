@@ -13,13 +13,14 @@ from django.utils.text import slugify
 from lti_tool.models import LtiContext, LtiLaunch, LtiMembership, LtiResourceLink, LtiUser
 from lti_tool.utils import sync_data_from_launch
 
-from assignments.access import STAFF_ROLES
+from assignments.access import LMS_USERNAME_PREFIX, STAFF_ROLES
 from assignments.models import Assignment, Course, Membership
-from assignments.services import membership_set
+from assignments.services import lms_person_set, membership_set
 from lti.models import ContextCourse, LinkAssignment
 from lti.roles import course_role_from_lti
 
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+LIS_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/lis"
 
 
 class LaunchRefused(Exception):
@@ -41,7 +42,9 @@ def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
     sync_data_from_launch(lti_launch)
     # A launch from the LMS course proves the membership now (a roster sync may have ended it before).
     LtiMembership.objects.filter(user=lti_launch.user, context=lti_launch.context).update(is_active=True)
-    user = user_for_lti(lti_user=lti_launch.user)
+    lis = lti_launch.get_claim(LIS_CLAIM)
+    user = user_for_lti(lti_user=lti_launch.user,
+                        sis_id=person_sourcedid(lis.get("person_sourcedid") if isinstance(lis, dict) else None))
     course = course_for_context(context=lti_launch.context)
     role = Membership.Role(course_role_from_lti(lti_launch.roles_claim or []))
     membership_set(user=user, course=course, role=role)
@@ -65,13 +68,19 @@ def _text_or_none(value: object) -> str | None:
     return str(value)[:255]
 
 
-def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
-    """One local account per (registration, sub): the same `sub` on another platform is another person."""
+def person_sourcedid(value: object) -> str:
+    """The school's id of the person (a launch's LIS claim, an NRPS member's field), when the LMS gave one."""
+    return value.strip()[:255] if isinstance(value, str) else ""
+
+
+def user_for_lti(*, lti_user: LtiUser, sis_id: str = "") -> AbstractUser:
+    """One local account per (registration, sub): the same `sub` on another platform is another person.
+    The LMS's ids of the person are kept with it (`sis_id`: the LIS person_sourcedid, when given)."""
     if lti_user.auth_user_id is not None:
         user: AbstractUser = lti_user.auth_user
     else:
         digest = hashlib.sha256(f"{lti_user.registration_id}:{lti_user.sub}".encode()).hexdigest()[:20]
-        user, created = get_user_model().objects.get_or_create(username=f"lti-{digest}")
+        user, created = get_user_model().objects.get_or_create(username=f"{LMS_USERNAME_PREFIX}{digest}")
         if created:
             user.set_unusable_password()  # LMS accounts log in only through the LMS
             user.save(update_fields=["password"])
@@ -86,6 +95,7 @@ def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
         for field, value in changed.items():
             setattr(user, field, value)
         user.save(update_fields=list(changed))
+    lms_person_set(user=user, lms_id=lti_user.sub, sis_id=sis_id)
     return user
 
 

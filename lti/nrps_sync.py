@@ -19,7 +19,7 @@ from assignments.services import membership_set
 from infra import clock
 from infra.enqueue import enqueue
 from infra.lanes import LMS
-from lti.launch import user_for_lti
+from lti.launch import person_sourcedid, user_for_lti
 from lti.models import ContextCourse
 from lti.platform_client import NRPS_SCOPE, PlatformError, platform_call, reply_json
 from lti.roles import course_role_from_lti
@@ -91,7 +91,7 @@ def _apply(*, link: ContextCourse, listing: Listing) -> int:
     active = 0
     for member in listing.members:
         lti_user = LtiUser.objects.get(registration=registration, sub=member["user_id"])
-        user = user_for_lti(lti_user=lti_user)
+        user = user_for_lti(lti_user=lti_user, sis_id=person_sourcedid(member.get("lis_person_sourcedid")))
         if member["status"] == "Active":
             membership_set(user=user, course=link.course, role=course_role_from_lti(member["roles"]))
             active += 1
