@@ -143,7 +143,8 @@ def service_env(**extra: str) -> dict[str, str]:
     the session's secret key (settings put it in os.environ), static files served from static/."""
     env = dict(os.environ)
     env.update({"DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0",
-                "SECURE_COOKIES": "0", "WHITENOISE_USE_FINDERS": "1", "LOG_FORMAT": "text"}, **extra)
+                "SECURE_COOKIES": "0", "WHITENOISE_USE_FINDERS": "1", "LOG_FORMAT": "text",
+                "LTI_ALLOW_HTTP": "1"}, **extra)  # the test LMS serves plain HTTP on loopback
     return env
 
 
@@ -157,9 +158,9 @@ def grading_queue() -> str:
     return queue
 
 
-def start_worker(queue: str, log_name: str, *, lanes: tuple[str, ...] = ("", "-code", "-maintenance"),
+def start_worker(queue: str, log_name: str, *, lanes: tuple[str, ...] = ("", "-code", "-maintenance", "-lms"),
                  concurrency: int = 1, pool: str = "prefork", **extra_env: str) -> subprocess.Popen[bytes]:
-    """A worker consuming the lanes of `queue` (grader/fairness.py): all three by default."""
+    """A worker consuming the lanes of `queue` (infra/lanes.py): all four by default."""
     OUTPUT.mkdir(exist_ok=True)
     log = open(OUTPUT / log_name, "ab")  # closed with the process
     queues = ",".join(f"{queue}{lane}" for lane in lanes)
@@ -202,7 +203,7 @@ def stop_process(proc: subprocess.Popen[bytes]) -> None:
 def worker(django_db_setup: None, grading_queue: str) -> Iterator[subprocess.Popen[bytes]]:
     """The pools of production: numbers/formulas with the sweeper, and code on its own
     (threads: a code task mostly waits for the sandbox)."""
-    proc = start_worker(grading_queue, "worker.log", lanes=("", "-maintenance"))
+    proc = start_worker(grading_queue, "worker.log", lanes=("", "-maintenance", "-lms"))
     code = start_worker(grading_queue, "worker-code.log", lanes=("-code",), concurrency=2, pool="threads")
     yield proc
     stop_process(code)

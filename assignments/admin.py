@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from assignments.models import Assignment, Course, Membership, Part, Variant
+from assignments.models import Assignment, Course, LmsPerson, Membership, Part, Variant
 
 
 class PartInline(admin.TabularInline):
@@ -25,3 +25,9 @@ class VariantAdmin(admin.ModelAdmin):
 
 admin.site.register(Course)
 admin.site.register(Membership)
+
+
+@admin.register(LmsPerson)
+class LmsPersonAdmin(admin.ModelAdmin):
+    list_display = ("user", "lms_id", "sis_id", "updated_at")
+    search_fields = ("user__username", "lms_id", "sis_id")

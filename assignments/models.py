@@ -40,6 +40,20 @@ class Membership(models.Model):
         return f"{self.user} in {self.course} ({self.role})"
 
 
+class LmsPerson(models.Model):
+    """Who an account is in the LMS it came from: the platform's user id (the LTI `sub`) and, when the LMS
+    shares it, the school's id of the person (the LIS person_sourcedid, Canvas's "SIS User ID", Moodle's
+    ID number). Kept up to date by every LTI launch and roster sync; read by the gradebook exports."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lms_person")
+    lms_id = models.CharField(max_length=255, help_text="The platform's id of the user (LTI sub)")
+    sis_id = models.CharField(max_length=255, blank=True, help_text="The school's id of the person, if shared")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} in the LMS: {self.sis_id or self.lms_id}"
+
+
 class Assignment(models.Model):
     class Counts(models.TextChoices):
         BEST = "best"

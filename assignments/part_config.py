@@ -9,6 +9,8 @@ code:     mode = "function" | "program" | "fix", starter = "…" (optional)
                     forbid_autograd = true (optional)
           program/fix: reads = ["x.grad"], reference_error = "RuntimeError" (optional),
                        vary = ["x0"] (optional; default: the parameters the starter code uses)
+          partial = true (optional): a part reading several gradients earns a share per right one
+                    (default: all or nothing; every gradient read counts, a None expected too)
 choice:   options = ["rising", "falling"], answer = ["rising"], multiple = false,
           feedback = {falling = "…"} (optional)
 
@@ -90,6 +92,7 @@ class CodeConfig(_Config):
     reads: tuple[str, ...] = ()
     reference_error: str | None = None
     vary: tuple[str, ...] | None = None  # None: the parameters the starter code uses
+    partial: bool = False  # a share per right gradient read (else all or nothing)
 
     def keys_read(self, part_key: str) -> list[str]:
         return list(self.returns if self.mode == "function" else self.reads)
@@ -180,8 +183,9 @@ def _code(data: Mapping[str, Any], *, params: Mapping[str, Any], fail: Fail) -> 
     for name in ("starter", "signature", "reference_error"):
         if not isinstance(data.get(name, ""), str):
             raise fail(f"config.{name}", "must be a string")
-    if not isinstance(data.get("forbid_autograd", False), bool):
-        raise fail("config.forbid_autograd", "must be true or false")
+    for name in ("forbid_autograd", "partial"):
+        if not isinstance(data.get(name, False), bool):
+            raise fail(f"config.{name}", "must be true or false")
     if mode == "function":
         _function(data, params=params, fail=fail)
     else:

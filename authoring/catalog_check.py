@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from django.db import transaction
 
 from assignments.models import Assignment, Course
 from authoring.authored_checks import authored_mismatches
-from authoring.reasons import Reason, reasons_open
+from authoring.reasons import Reason, reasons_open, warnings_of
 from authoring.vetting import assignment_vet
 from catalog.errors import CatalogError
 from catalog.spec import spec_from_file
@@ -22,14 +23,20 @@ class _RollBack(Exception):
     pass
 
 
-def catalog_check(*, paths: list[Path]) -> list[str]:
-    """One `file: field: problem` line per reason over all files; empty when every file passes."""
-    lines: list[str] = []
+class CheckLines(NamedTuple):
+    refused: list[str]  # one `file: field: problem` line per reason that blocks; empty when every file passes
+    warnings: list[str]  # `file: field: warning: problem`: told, never blocking
+
+
+def catalog_check(*, paths: list[Path]) -> CheckLines:
+    """Every reason over all files, the blocking ones apart from the warnings."""
+    lines = CheckLines([], [])
     for path in paths:
         try:
-            lines += [reason.line(path.name) for reason in _file_reasons(path)]
+            for reason in _file_reasons(path):
+                (lines.warnings if reason.warning else lines.refused).append(reason.line(path.name))
         except CatalogError as exc:
-            lines.append(str(exc))
+            lines.refused.append(str(exc))
     return lines
 
 
@@ -48,7 +55,8 @@ def _file_reasons(path: Path) -> list[Reason]:
             pass
         return reasons
 
-    return reasons_open(reasons=runs_outside(one_pass), accepted=spec.accepted)
+    reasons = runs_outside(one_pass)
+    return reasons_open(reasons=reasons, accepted=spec.accepted) + warnings_of(reasons)
 
 
 def assignment_reasons(*, assignment: Assignment) -> list[Reason]:

@@ -20,7 +20,7 @@ from assignments.models import Assignment, Course
 from authoring.catalog_check import assignment_reasons
 from authoring.forms import catalog_json
 from authoring.publishing import overrides_of, version_record
-from authoring.reasons import Reason, reasons_open
+from authoring.reasons import Reason, reasons_open, warnings_of
 from catalog.errors import CatalogError
 from catalog.spec import AssignmentSpec, catalog_data, spec_from_data
 from catalog.upsert import assignment_upsert
@@ -126,7 +126,9 @@ def _publish_pass(*, spec: AssignmentSpec, raw: bytes, course: Course, user: Abs
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         version = version_record(assignment=locked, catalog=raw.decode("utf-8"), user=user,
                                  overrides=overrides_of(reasons=reasons, accepted=spec.accepted))
-    return LoadOutcome(file=spec.path, slug=spec.slug, state=PUBLISHED, version=version.number, notes=list(notes))
+    warned = [f"warning: {reason.field}: {reason.problem}" for reason in warnings_of(reasons)]
+    return LoadOutcome(file=spec.path, slug=spec.slug, state=PUBLISHED, version=version.number,
+                       notes=[*notes, *warned])
 
 
 def _keep_draft(*, spec: AssignmentSpec, data: dict[str, Any], course: Course, existing: Assignment | None,

@@ -15,8 +15,17 @@ from django.views.decorators.http import require_safe
 from assignments.access import course_for_staff_or_404
 from assignments.models import AuthoringJob
 from authoring.jobs import PENDING, WAIT, job_for_requester_or_404, job_overdue
+from infra import clock
 
-POLL_MS = 100  # while a job is pending only; a preview takes a few hundred ms, vetting about a second
+# While a job is pending only: soon at first (a preview takes a few hundred ms, vetting about a second),
+# then less and less often (an import or a slow reference may take minutes).
+POLL_MS = ((2.0, 100), (20.0, 500), (float("inf"), 2000))  # (job younger than s, poll every ms)
+
+
+def poll_ms(job: AuthoringJob) -> int:
+    """How soon the job's page asks again: sooner for a young job."""
+    age = (clock.now() - job.created_at).total_seconds()
+    return next(ms for younger_than, ms in POLL_MS if age < younger_than)
 
 
 def job_context(job: AuthoringJob) -> dict[str, Any]:
@@ -24,9 +33,10 @@ def job_context(job: AuthoringJob) -> dict[str, Any]:
     return {
         "job": job, "course": job.course, "pending": job.status in PENDING and not job_overdue(job=job),
         "overdue": job_overdue(job=job), "wait_seconds": int(WAIT[AuthoringJob.Kind(job.kind)].total_seconds()),
-        "poll_ms": POLL_MS, "job_error": result.get("error", ""), "preview": result.get("preview"),
+        "poll_ms": poll_ms(job), "job_error": result.get("error", ""), "preview": result.get("preview"),
         "form_errors": result.get("form_errors"), "data": job.payload.get("data"), "outcomes": result.get("outcomes"),
-        "version": result.get("version"), "refused": result.get("refused"), "publish_errors": result.get("errors"),
+        "version": result.get("version"), "publish_warnings": result.get("warnings", []),
+        "refused": result.get("refused"), "publish_errors": result.get("errors"),
         "justifications": job.payload.get("justifications", {}),
     }
 

@@ -17,7 +17,7 @@ from chainrule import Analysis, graph_svg
 from chainrule.picture.disclosure import Disclosure
 from grading.answer_grading import answers_grade, graded_svg
 from grading.answer_parsing import AnswerErrors, answers_parse
-from grading.part_answers import part_answer, part_reference_key
+from grading.part_answers import part_answer, part_answer_text, part_reference_key
 from grading.reference import ReferenceRunError
 from grading.variants import variant_analysis, variant_get
 
@@ -89,8 +89,8 @@ def _part(part: Part, analysis: Analysis, variant: Variant) -> PartPreview:
     reference = analysis.parts.get(part_reference_key(part) or "")
     if part.kind == Part.Kind.CHOICE:
         return PartPreview(key=part.key, kind=part.kind, answer=answer, note=CHOICE_NOTE)
-    if reference is None:  # code parts answer one or several gradients
-        return PartPreview(key=part.key, kind=part.kind, answer=answer,
+    if reference is None:  # code parts answer one or several gradients: shown as code
+        return PartPreview(key=part.key, kind=part.kind, answer=part_answer_text(part, answer, variant.params),
                            note=code_note(part=part) if part.kind == Part.Kind.CODE else "")
     paths = [(" → ".join(p.names), p.contribution) for p in analysis.paths.get(reference.tensor, [])]
     if part.kind == Part.Kind.NUMERIC:

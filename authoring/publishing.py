@@ -13,12 +13,14 @@ from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
 
+from assignments.access import may_create_courses
 from assignments.models import Assignment, AssignmentVersion, Course, Extension, Membership
 from assignments.services import membership_set
 from authoring.forms import catalog_from_json, catalog_json
-from authoring.reasons import Reason, reasons_open
+from authoring.reasons import Reason, reasons_open, warnings_of
 from authoring.vetting import assignment_vet
 from catalog.errors import CatalogError
 from catalog.export import assignment_catalog, catalog_toml
@@ -43,10 +45,21 @@ class _RollBack(Exception):
     pass
 
 
+class SlugTaken(Exception):
+    """Another course has this slug."""
+
+
 def course_create(*, user: AbstractBaseUser, slug: str, title: str) -> Course:
-    with transaction.atomic():
-        course = Course.objects.create(slug=slug, title=title)
-        membership_set(user=user, course=course, role=Membership.Role.INSTRUCTOR)
+    """A new course with the user as its instructor. Raises PermissionDenied unless the user may create
+    courses (GRADER_COURSE_CREATORS), SlugTaken when the slug is in use."""
+    if not may_create_courses(user=user):
+        raise PermissionDenied("This user may not create courses.")
+    try:
+        with transaction.atomic():
+            course = Course.objects.create(slug=slug, title=title)
+            membership_set(user=user, course=course, role=Membership.Role.INSTRUCTOR)
+    except IntegrityError as exc:
+        raise SlugTaken(slug) from exc
     return course
 
 
@@ -127,10 +140,12 @@ def assignment_vet_working(*, assignment: Assignment) -> list[Reason]:
 
 
 def assignment_publish(
-    *, assignment: Assignment, user: AbstractBaseUser | None, justifications: dict[str, str]
+    *, assignment: Assignment, user: AbstractBaseUser | None, justifications: dict[str, str],
+    warned: list[Reason] | None = None,
 ) -> AssignmentVersion:
     """Vet the working copy and make it live as a new version. Raises PublishRefused listing every
-    reason no justification accepts, or CatalogError."""
+    reason no justification accepts, or CatalogError. `warned`, when given, receives vetting's warnings
+    (they never block)."""
     data = working_catalog(assignment=assignment)
     spec = spec_for(assignment=assignment, data=data)
     accepted = {**spec.accepted, **{k: v.strip() for k, v in justifications.items() if v.strip()}}
@@ -138,6 +153,8 @@ def assignment_publish(
     refused = reasons_open(reasons=reasons, accepted=accepted)
     if refused:
         raise PublishRefused(refused)
+    if warned is not None:
+        warned.extend(warnings_of(reasons))
     with transaction.atomic():  # brief: the vetted copy becomes live unless someone edited it meanwhile
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if _edited_since(read=assignment, locked=locked):
@@ -156,7 +173,7 @@ def _edited_since(*, read: Assignment, locked: Assignment) -> bool:
 def overrides_of(*, reasons: list[Reason], accepted: dict[str, str]) -> list[dict[str, str]]:
     """What a version keeps of the vetting reasons its publisher accepted in writing."""
     return [{"code": r.code, "field": r.field, "problem": r.problem, "justification": accepted[r.code]}
-            for r in reasons]
+            for r in reasons if not r.warning]
 
 
 def version_record(*, assignment: Assignment, catalog: str, user: AbstractBaseUser | None,

@@ -13,6 +13,7 @@ from authoring.catalog_load import REFUSED, LoadOutcome, catalog_file_load
 from authoring.forms import catalog_from_json
 from authoring.preview import preview_build
 from authoring.publishing import PublishRefused, assignment_publish, staged
+from authoring.reasons import Reason
 from catalog.errors import CatalogError
 
 log = logging.getLogger(__name__)
@@ -53,14 +54,16 @@ def _file_loaded(job: AuthoringJob, name: str, text: str) -> LoadOutcome:
 
 
 def publish_run(job: AuthoringJob) -> dict[str, Any]:
-    """{"version": n}, {"refused": [{code, field, problem}, …]} (every open vetting reason) or {"errors": […]}."""
+    """{"version": n, "warnings": ["field: problem", …]}, {"refused": [{code, field, problem}, …]} (every open
+    vetting reason) or {"errors": […]}."""
     if job.assignment is None:
         return {"error": "The assignment was deleted."}
+    warned: list[Reason] = []
     try:
-        version = assignment_publish(assignment=job.assignment, user=job.requested_by,
+        version = assignment_publish(assignment=job.assignment, user=job.requested_by, warned=warned,
                                      justifications=job.payload.get("justifications", {}))
     except PublishRefused as exc:
         return {"refused": [dataclasses.asdict(reason) for reason in exc.reasons]}
     except CatalogError as exc:
         return {"errors": [f"{exc.field}: {exc.problem}"]}
-    return {"version": version.number}
+    return {"version": version.number, "warnings": [f"{reason.field}: {reason.problem}" for reason in warned]}

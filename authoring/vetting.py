@@ -18,8 +18,9 @@ from authoring.policy_vetting import policy_reasons
 from authoring.reasons import Reason
 from chainrule import Analysis, diagnose_numeric
 from chainrule.answers.formula_grading import grade_symbolic, numbers_suffice
+from chainrule.diagnosis.numeric import DEFAULT_ABS_TOL, DEFAULT_REL_TOL, hypothesis_rank
 from chainrule.evaluation_points import KINK_OPS, kinks_clear
-from chainrule.values import PRINTED_DECIMALS
+from chainrule.values import PRINTED_DECIMALS, format_value, values_match
 from grading.code_parts import code_part_diagnosis
 from grading.reference import ReferenceRunError
 from grading.variants import params_for_student, variant_analysis, variant_get, variant_points
@@ -54,6 +55,7 @@ def assignment_vet(*, assignment: Assignment) -> list[Reason]:
         if label == "the seed point":
             reasons += _trivial_numeric(assignment, analysis) + _default_seed(assignment, analysis)
             reasons += _printed_mistakes(assignment, analysis)
+            reasons += _loose_tolerance(assignment, analysis) + _tight_tolerance(assignment, analysis)
             reasons += _point_checks(assignment, variant)
     reasons += policy_reasons(assignment=assignment)
     unique: dict[str, Reason] = {}
@@ -153,6 +155,67 @@ def _printed_mistakes(assignment: Assignment, analysis: Analysis) -> list[Reason
     return reasons
 
 
+def _tolerance_words(part: Part) -> str:
+    """The tolerance as the author set it: the one that differs from the default first."""
+    words = []
+    if part.abs_tol != DEFAULT_ABS_TOL:
+        words.append(f"abs_tol = {part.abs_tol:g}")
+    if part.rel_tol != DEFAULT_REL_TOL:
+        words.append(f"rel_tol = {part.rel_tol:g}")
+    return " and ".join(words) or f"rel_tol = {part.rel_tol:g}, abs_tol = {part.abs_tol:g}"
+
+
+def _gap(value: Any, right: Any) -> float:
+    pairs = list(zip(_numbers(value), _numbers(right), strict=False))
+    return max((abs(a - b) for a, b in pairs), default=math.inf)
+
+
+def _loose_tolerance(assignment: Assignment, analysis: Analysis) -> list[Reason]:
+    """A tolerance under which a typical mistake's own answer passes as right: the student who makes it is
+    told "correct". Refused with the likeliest such mistake and its value. (A mistake whose answer equals
+    the right one at the default tolerance changes nothing: some slips cancel.)"""
+    reasons = []
+    for part, ref in _numeric_parts(assignment, analysis):
+        if part.rel_tol <= DEFAULT_REL_TOL and part.abs_tol <= DEFAULT_ABS_TOL:
+            continue
+        passing = [h for h in analysis.hypotheses.get(part.key, [])
+                   if h.value is not None and not h.any_number and h.kind != "two_mistakes"
+                   and not values_match(h.value, ref.value, rel_tol=DEFAULT_REL_TOL, abs_tol=DEFAULT_ABS_TOL)
+                   and _passes(analysis, part, h.value, ())]
+        if not passing:
+            continue
+        first = min(passing, key=hypothesis_rank)
+        closest = min(_gap(h.value, ref.value) for h in passing)
+        more = len({repr(_rounded(h.value)) for h in passing}) - 1
+        others = f" ({more} more typical mistake{'s' if more != 1 else ''} pass too)" if more > 0 else ""
+        reasons.append(_reason("loose-tolerance", f"parts.{part.key}",
+                               f"{_tolerance_words(part)} lets a typical mistake pass as right: "
+                               f"{_mistake_label(first)} gives {format_value(first.value)} where the right answer "
+                               f"is {format_value(ref.value)}{others}; a tolerance below {closest:.3g} tells them "
+                               "apart"))
+    return reasons
+
+
+def _tight_tolerance(assignment: Assignment, analysis: Analysis) -> list[Reason]:
+    """A warning, not a refusal: the right answer rounded to 4 decimals (what a student copies from a
+    print or a calculator) is marked wrong under this part's tolerance. torch prints 4 decimals and such
+    an answer counts as exact to them where torch's print looks so; a small value it prints as 4.5387e-04
+    is not, and a student who rounds it to 0.0005 is told to give more digits."""
+    reasons = []
+    for part, ref in _numeric_parts(assignment, analysis):
+        printed = _rounded(ref.value, PRINTED_DECIMALS)
+        if _numbers(printed) == _numbers(ref.value):
+            continue  # no more than 4 decimals: nothing is lost by rounding
+        if _passes(analysis, part, printed, [PRINTED_DECIMALS] * len(_numbers(printed))):
+            continue
+        needed = 0.5 * 10.0 ** -PRINTED_DECIMALS
+        reasons.append(Reason(code=f"tight-tolerance:parts.{part.key}", field=f"parts.{part.key}", warning=True,
+                              problem=f"{_tolerance_words(part)} marks the right answer rounded to 4 decimals "
+                                      f"({format_value(printed)}) wrong: a student who rounds so is told to give "
+                                      f"more digits; set abs_tol = {needed:g} if 4 decimals should do"))
+    return reasons
+
+
 def _passes(analysis: Analysis, part: Part, answer: Any, decimals: Sequence[int]) -> bool:
     return diagnose_numeric(analysis=analysis, part=part.key, answer=answer, rel_tol=part.rel_tol,
                             abs_tol=part.abs_tol, decimals=decimals).correct
@@ -172,6 +235,9 @@ def _default_seed(assignment: Assignment, analysis: Analysis) -> list[Reason]:
 
 def _mistake_label(hypothesis: Any) -> str:
     detail = hypothesis.detail
+    if hypothesis.kind == "wrong_local_derivative" and isinstance(detail.get("edge"), list):
+        edge = " → ".join(str(name) for name in detail["edge"])
+        return f"using {detail.get('used')} instead of {detail.get('right')} as the local derivative on {edge}"
     if hypothesis.kind == "forward_value":
         return f"{detail.get('tensor') or detail.get('name')}'s forward value"
     if hypothesis.paths:

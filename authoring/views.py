@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404
-from assignments.models import AuthoringJob, Course, Extension, Membership
+from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404, may_create_courses
+from assignments.models import AuthoringJob, Course, Extension
 from authoring import publishing
 from authoring.forms import AssignmentForm, PartFormSet, catalog_from_forms, catalog_json, initial_from_catalog
 from authoring.job_views import job_context
@@ -51,13 +51,13 @@ def _editor(request: HttpRequest, template: str, context: dict[str, Any], status
 COURSE_SLUG_MAX = Course._meta.get_field("slug").max_length or 50
 COURSE_TITLE_MAX = Course._meta.get_field("title").max_length or 200
 COURSE_SLUG = re.compile(rf"[a-z0-9-]{{1,{COURSE_SLUG_MAX}}}")
+CREATORS_ONLY = "Only the people the site's operators name may create courses; ask them to create yours."
 
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def course_create(request: HttpRequest) -> HttpResponse:
-    if not Membership.objects.filter(user_id=request.user.pk, role=Membership.Role.INSTRUCTOR).exists() \
-            and not request.user.has_perm("assignments.add_course"):
-        return render(request, "staff/denied.html", status=403)
+    if not may_create_courses(user=request.user):
+        return render(request, "staff/denied.html", {"reason": CREATORS_ONLY}, status=403)
     error = ""
     if request.method == "POST":
         slug, title = request.POST.get("slug", "").strip().lower(), request.POST.get("title", "").strip()
@@ -67,8 +67,12 @@ def course_create(request: HttpRequest) -> HttpResponse:
             error = (f"Give a title of at most {COURSE_TITLE_MAX} characters and an unused slug of at most "
                      f"{COURSE_SLUG_MAX} lowercase letters, digits and '-'.")
         else:
-            course = publishing.course_create(user=request.user, slug=slug, title=title)
-            return redirect("staff-course", course=course.slug)
+            try:
+                course = publishing.course_create(user=request.user, slug=slug, title=title)
+            except publishing.SlugTaken:
+                error = f"The slug {slug!r} is taken; choose another."
+            else:
+                return redirect("staff-course", course=course.slug)
     return render(request, "staff/course_new.html", {"error": error}, status=400 if error else 200)
 
 

@@ -146,7 +146,7 @@ def main() -> None:
             finally:
                 with app.connection_for_write() as connection:
                     queue = app.conf.task_default_queue
-                    for each in (queue, f"{queue}-code", f"{queue}-maintenance"):
+                    for each in (queue, f"{queue}-code", f"{queue}-maintenance", f"{queue}-lms"):
                         connection.default_channel.client.delete(each)
 
 

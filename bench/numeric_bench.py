@@ -344,7 +344,7 @@ def _services(concurrency: int, server: str) -> Iterator[str]:
 
     app.conf.task_default_queue = queue  # this process sends the floor's no-op tasks there too
     env = {**os.environ, "CELERY_QUEUE": queue, "DEBUG": "0", "SECURE_COOKIES": "0", "LOG_LEVEL": "WARNING"}
-    lanes = f"{queue},{queue}-code,{queue}-maintenance"  # every lane of grader/fairness.py
+    lanes = f"{queue},{queue}-code,{queue}-maintenance,{queue}-lms"  # every lane of infra/lanes.py
     worker = _spawn([sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", lanes, "-c", str(concurrency),
                      "--pool", "prefork", "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
                     env, LOGS / "bench-worker.log")

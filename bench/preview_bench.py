@@ -6,8 +6,8 @@
 the preview URL over HTTP, as the page does (a private stack: gunicorn, a maintenance-lane
 worker, the warm sandbox, Redis, SQLite). The web request only queues a job; the worker stages
 the working copy, runs the reference, builds paths, the feedback space (formula parts run the
-evaluation points) and the graph picture. "Shown" is when the page's own polling (every
-authoring.job_views.POLL_MS) gets the finished preview; "ready" is the job's time in the
+evaluation points) and the graph picture. "Shown" is when the page's own polling (after
+the delay each fragment says) gets the finished preview; "ready" is the job's time in the
 worker's hands (created → finished). The baseline, measured in the same run, is a cold run of
 the same reference: a fresh `python -m chainrule.analysis.cli` (SubprocessRunner).
 Goal: shown p50 <= 300 ms.
@@ -75,7 +75,6 @@ def logged_in(url: str, username: str) -> requests.Session:
 def preview_ms(session: requests.Session, url: str, slug: str, data: dict[str, Any]) -> tuple[float, float]:
     """(shown, ready) in ms: the page's polling sees it; the worker had it."""
     from assignments.models import AuthoringJob
-    from authoring.job_views import POLL_MS
 
     start = time.perf_counter()
     html = session.post(f"{url}/staff/assignments/{slug}/preview/", data=form_fields(data), timeout=60).text
@@ -83,7 +82,8 @@ def preview_ms(session: requests.Session, url: str, slug: str, data: dict[str, A
     if not found:
         raise SystemExit(f"{slug}: no job in the preview answer: {html[:500]}")
     while 'hx-get="' in html:
-        time.sleep(POLL_MS / 1000)
+        delay = re.search(r"delay:(\d+)ms", html)  # as the page's htmx does: the delay the fragment says
+        time.sleep(int(delay.group(1)) / 1000 if delay else 0.1)
         html = session.get(f"{url}/staff/jobs/{found.group(1)}/", timeout=60).text
     shown = (time.perf_counter() - start) * 1000
     if "reference-error" in html or 'data-job-status="done"' not in html:

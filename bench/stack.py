@@ -192,7 +192,8 @@ class Stack:
             proc.wait()
 
     def start_worker(self, lane: str) -> subprocess.Popen[bytes]:
-        queue = {"numeric": self.queue, "code": f"{self.queue}-code", "maintenance": f"{self.queue}-maintenance"}[lane]
+        queue = {"numeric": self.queue, "code": f"{self.queue}-code",
+                 "maintenance": f"{self.queue}-maintenance,{self.queue}-lms"}[lane]  # LMS calls beside the sweeper
         pool = ["--pool", "threads", "-c", str(self.code_workers)] if lane == "code" else \
             ["--pool", "prefork", "-c", str(self.numeric_workers if lane == "numeric" else 1)]
         beat = ["--beat", "--schedule", str(self.workdir / "beat-schedule")] if lane == "maintenance" else []

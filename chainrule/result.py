@@ -15,23 +15,42 @@ class GradedPart:
     answer: str  # exactly what the student typed
     max_score: float = 1.0
     graph_svg_url: str | None = None
+    per_gradient: bool = False  # the part's config asks for a share per gradient it reads (`partial = true`)
 
 
 def part_score(graded: GradedPart, partial_credit: Mapping[str, float]) -> float:
-    """Full marks when correct; a part that answers several gradients at once
-    (detail["components"], e.g. grad_z returning two) earns its share for each
-    right one; otherwise the course's share for this kind of mistake (none by
-    default: the feedback is the reward)."""
+    """Full marks when correct, and only then. A part that reads several gradients at once
+    (detail["components"], e.g. grad_z returning two, or a program read for w.grad and x.grad)
+    earns a share for each right one only where its config asks for it (`per_gradient`); every
+    gradient it reads counts, one whose right value is None too. Otherwise the course's share for
+    this kind of mistake (none by default: the feedback is the reward). Never full marks for a
+    wrong part: a share is capped below the part's points."""
     if graded.diagnosis.correct:
         return graded.max_score
     components = graded.diagnosis.detail.get("components")
-    if isinstance(components, dict) and components:
-        # A gradient that should be None is right by doing nothing: it earns no share of its own.
-        counted = [c for c in components.values() if c.get("expected") is not None] or list(components.values())
-        right = sum(1 for component in counted if component.get("correct"))
-        return round(graded.max_score * right / len(counted), 6)
-    share = min(max(partial_credit.get(graded.diagnosis.kind, 0.0), 0.0), 1.0)
-    return round(graded.max_score * share, 6)
+    if graded.per_gradient and isinstance(components, dict) and components:
+        right = sum(1 for component in components.values() if component.get("correct"))
+        share = right / len(components)
+    else:
+        share = partial_credit.get(graded.diagnosis.kind, 0.0)
+    share = min(max(share, 0.0), 1.0)
+    return round(graded.max_score * share, 6) if share < 1.0 else 0.0
+
+
+def verdict(part: Mapping[str, Any]) -> str:
+    """A part's verdict as a student reads it, from its document: "correct", "partly right" (a wrong
+    part that earned some points: a share per right gradient, or a share set by the course or its
+    staff), "credited" (a wrong part its staff gave full marks by an override) or "incorrect". Never
+    "incorrect" beside points."""
+    if part.get("correct"):
+        return "correct"
+    try:
+        score, max_score = float(part.get("score") or 0.0), float(part.get("max_score") or 0.0)
+    except (TypeError, ValueError):
+        score, max_score = 0.0, 0.0
+    if score > 0 and score >= max_score and part.get("override"):
+        return "credited"
+    return "partly right" if score > 0 else "incorrect"
 
 
 def part_document(graded: GradedPart, *, score: float, expected_shown: bool) -> dict[str, Any]:

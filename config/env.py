@@ -1,4 +1,9 @@
-"""Typed readers for environment variables (the only source of configuration)."""
+"""Typed readers for environment variables (the only source of configuration).
+
+Any variable may instead name a file holding its value: `SECRET_KEY_FILE=/run/secrets/secret_key`
+(Docker and Kubernetes secrets are mounted as files, so the value never sits in the environment or in
+a compose file). The file's content, without its final newline, is the value; setting both the
+variable and its `_FILE` is refused as ambiguous."""
 
 from __future__ import annotations
 
@@ -10,12 +15,27 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+def _raw(name: str) -> str | None:
+    """The variable's value, from the environment or from the file `<name>_FILE` names."""
+    path = os.environ.get(f"{name}_FILE")
+    if path is None:
+        return os.environ.get(name)
+    if name in os.environ:
+        raise ImproperlyConfigured(f"set {name} or {name}_FILE, not both")
+    try:
+        with open(path, encoding="utf-8") as secret:
+            return secret.read().removesuffix("\n")
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{name}_FILE={path} cannot be read ({exc.strerror})") from None
+
+
 def envstr(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+    raw = _raw(name)
+    return default if raw is None else raw
 
 
 def envbool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     if raw.strip().lower() in _TRUE:
@@ -26,7 +46,7 @@ def envbool(name: str, default: bool) -> bool:
 
 
 def envint(name: str, default: int) -> int:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     try:
@@ -36,7 +56,7 @@ def envint(name: str, default: int) -> int:
 
 
 def envfloat(name: str, default: float) -> float:
-    raw = os.environ.get(name)
+    raw = _raw(name)
     if raw is None:
         return default
     try:

@@ -123,6 +123,24 @@ AXES_IPWARE_PROXY_COUNT = envint("AXES_PROXY_COUNT", 0)  # set 1 behind one reve
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Password reset and invitation links (Django's tokens): valid once, for this long.
+PASSWORD_RESET_TIMEOUT = envint("PASSWORD_RESET_DAYS", 7) * 24 * 3600
+
+# --- Email: password resets and invitations ------------------------------------------
+# SMTP once EMAIL_HOST is set; until then (make run, a developer's machine) every email is printed
+# on the web server's console instead of being sent.
+EMAIL_HOST = envstr("EMAIL_HOST", "")
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                       else "django.core.mail.backends.console.EmailBackend")
+EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", False)  # TLS from the first byte (port 465)
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", not EMAIL_USE_SSL)  # STARTTLS (port 587)
+EMAIL_PORT = envint("EMAIL_PORT", 465 if EMAIL_USE_SSL else 587)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", 10)  # seconds: a mail server that hangs does not hold a web thread long
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "Autograd grader <grader@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -148,7 +166,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # a new PostgreSQL backend each time); config/celery_app.py closes broken or old ones between tasks.
 CELERY_DB_REUSE_MAX = envint("CELERY_DB_REUSE_MAX", 1000)
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "grading")
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 300)}
+# A task still running past this is delivered again by the Redis transport: longer than the longest
+# task's hard time limit (a regrade's 1800 s; tests/test_lanes.py checks every task). A killed worker's
+# grading rows do not wait for it: the sweeper requeues them after GRADER_SWEEP_RUNNING_AFTER.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 1900)}
 
 # --- Grading ----------------------------------------------------------------
 # Dotted path of the backend that runs reference programs (see grading/reference.py).
@@ -167,10 +188,19 @@ GRADER_TASK_TIME_LIMIT = envint("GRADER_TASK_TIME_LIMIT", 120)
 # Requests that may wait for grading at once per web process (the API's `?wait=`, the page's poll);
 # each holds a server thread, so keep it below the threads (config/gunicorn.py sets it from them).
 GRADER_WAIT_SLOTS = envint("GRADER_WAIT_SLOTS", 4)
+GRADER_READY_CACHE_S = envfloat("GRADER_READY_CACHE_S", 2.0)  # /healthz/ready checks at most this often
 # A measured shortcut past the framework, behind a seam (docs/decisions/0002-prepared-queries.md): the hot
 # queries compiled once per process. Off: the ORM builds and compiles every query, same behaviour.
 GRADER_PREPARED_QUERIES = envbool("GRADER_PREPARED_QUERIES", True)
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", 60)  # submissions per student a minute, all assignments; 0: none
+# Who may create courses at /staff/courses/new/: "staff" (site staff and superusers, holders of the
+# assignments.add_course permission given in the admin, and the users named below) or "instructors"
+# (those, plus every instructor of any course). LMS courses are made by launches, not by this page.
+GRADER_COURSE_CREATORS = envstr("GRADER_COURSE_CREATORS", "staff")
+GRADER_COURSE_CREATOR_USERS = tuple(name.strip() for name in envstr("GRADER_COURSE_CREATOR_USERS", "").split(",")
+                                    if name.strip())
+if GRADER_COURSE_CREATORS not in ("staff", "instructors"):
+    raise ImproperlyConfigured("GRADER_COURSE_CREATORS must be 'staff' or 'instructors'")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {"task": "grader.sweep_submissions", "schedule": envfloat("GRADER_SWEEP_EVERY", 15.0),
                                 "options": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}-maintenance"}},
@@ -217,6 +247,11 @@ LTI_HTTP_TIMEOUT = envfloat("LTI_HTTP_TIMEOUT", 10.0)  # every call to a platfor
 LTI_JWKS_CACHE_SECONDS = envint("LTI_JWKS_CACHE_SECONDS", 600)
 LTI_KEY_PUBLISH_SECONDS = envint("LTI_KEY_PUBLISH_SECONDS", 3600)  # a new key is published this long before use
 LTI_SCORE_RETRIES = envint("LTI_SCORE_RETRIES", 6)
+# A platform's key set is fetched at most once per this many seconds (a launch naming an unknown key
+# may ask for a refetch; forged launches must not make the tool fetch on every request).
+LTI_JWKS_REFETCH_SECONDS = envint("LTI_JWKS_REFETCH_SECONDS", 60)
+# Calls to a platform go to https:// URLs only, unless DEBUG or this (a test LMS on loopback).
+LTI_ALLOW_HTTP = envbool("LTI_ALLOW_HTTP", DEBUG)
 if not DEBUG and envbool("SECURE_COOKIES", True):  # LMS iframes are third-party: cookies need SameSite=None
     SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
 

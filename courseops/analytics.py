@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from assignments.access import by_course_staff
 from assignments.models import Assignment
 from courseops.misconceptions import STUCK_AFTER, Attempt, analytics_csv_rows, assignment_analytics
 from grader.models import Submission
@@ -15,8 +16,9 @@ __all__ = ["analytics_csv_rows", "analytics_read", "assignment_attempts"]
 
 
 def assignment_attempts(*, assignment: Assignment) -> Iterator[Attempt]:
-    """Every counted, graded attempt at the assignment (infrastructure errors used no attempt)."""
-    rows = Submission.objects.filter(assignment=assignment, status=Submission.Status.GRADED,
+    """Every counted, graded attempt of a student at the assignment (infrastructure errors used no attempt;
+    what the course's staff try in the student view is no student's)."""
+    rows = Submission.objects.filter(~by_course_staff(), assignment=assignment, status=Submission.Status.GRADED,
                                      attempt__isnull=False, result__isnull=False).order_by("id").values_list(
         "id", "student__username", "attempt", "created_at", "result__document")
     for submission_id, username, attempt, created_at, document in rows.iterator(chunk_size=1000):

@@ -27,7 +27,7 @@ from courseops.api_serializers import (
     RegradeSerializer,
     StaffSubmissionSerializer,
 )
-from courseops.gradebook import gradebook_csv, gradebook_json, gradebook_read
+from courseops.gradebook import EXPORTS, gradebook_json, gradebook_read
 from courseops.misconceptions import stuck_after_from
 from courseops.models import Regrade
 from courseops.regrades import RegradeError, regrade_apply_start, regrade_request
@@ -50,6 +50,18 @@ class CSVRenderer(BaseRenderer):
         return f"error\n{data.get('detail', '') if isinstance(data, dict) else ''}\n".encode()
 
 
+class CanvasCSVRenderer(CSVRenderer):
+    """`?format=canvas`: the gradebook as Canvas imports it."""
+
+    format = "canvas"
+
+
+class MoodleCSVRenderer(CSVRenderer):
+    """`?format=moodle`: the gradebook as Moodle's CSV grade import reads it."""
+
+    format = "moodle"
+
+
 class CourseList(APIView):
     @extend_schema(responses={200: CourseSerializer(many=True), 403: DetailSerializer},
                    summary="Courses I am staff of (TA or instructor)")
@@ -63,18 +75,23 @@ class CourseList(APIView):
 
 
 class Gradebook(APIView):
-    renderer_classes = [JSONRenderer, CSVRenderer]
+    renderer_classes = [JSONRenderer, CSVRenderer, CanvasCSVRenderer, MoodleCSVRenderer]
 
     @extend_schema(responses={200: GradebookSerializer, (200, "text/csv"): OpenApiTypes.STR, **STAFF_ONLY},
-                   parameters=[OpenApiParameter("format", str, enum=["json", "csv"],
-                                                description="csv: one row per student, starting with the username"),
+                   parameters=[OpenApiParameter("format", str, enum=["json", "csv", "canvas", "moodle"],
+                                                description="csv: one row per student, starting with the username; "
+                                                "canvas: Canvas's import columns (Student, ID, SIS User ID, SIS Login "
+                                                "ID, Section) and its Points Possible row; moodle: email address, "
+                                                "ID number and username to map from, then one column per assignment"),
                                OpenApiParameter("section", str)])
     def get(self, request: Request, course: str) -> Response:
         found = course_for_staff_or_404(user=request.user, slug=course)
         gradebook = gradebook_read(course=found, section=request.query_params.get("section", "")[:64])
-        if request.accepted_renderer.format == "csv":
-            return Response(gradebook_csv(gradebook), headers={
-                "Content-Disposition": f'attachment; filename="{found.slug}-gradebook.csv"'})
+        export = request.accepted_renderer.format
+        if export in EXPORTS:
+            suffix = "" if export == "csv" else f"-{export}"
+            return Response(EXPORTS[export](gradebook), headers={
+                "Content-Disposition": f'attachment; filename="{found.slug}-gradebook{suffix}.csv"'})
         return Response(gradebook_json(gradebook))
 
 

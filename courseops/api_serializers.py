@@ -29,6 +29,8 @@ class GradebookStudentSerializer(serializers.Serializer):
     username = serializers.CharField()
     name = serializers.CharField()
     section = serializers.CharField()
+    sis_id = serializers.CharField(help_text="The school's id of the person, as the LMS gave it (LTI launch or "
+                                             "roster sync); empty when unknown")
     total = serializers.FloatField()
     scores = serializers.DictField(child=GradebookCellSerializer(), help_text="Assignment slug → cell")
 
@@ -101,12 +103,17 @@ class RegradeChangeSerializer(serializers.Serializer):
     new = serializers.FloatField()
     max_score = serializers.FloatField()
     score_changed = serializers.BooleanField(help_text="false: only the feedback changes")
+    reasons = serializers.ListField(child=serializers.CharField(), default=list,
+                                    help_text="Why it changes: the reference, the points, the tolerance, the late "
+                                              "factor, an override kept, or the feedback only")
 
 
 class RegradeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
     checked = serializers.IntegerField(help_text="Graded submissions compared")
+    score_change_count = serializers.IntegerField(help_text="Submissions whose score changes")
+    feedback_only_count = serializers.IntegerField(help_text="Submissions whose result changes with the same score")
     changes = RegradeChangeSerializer(many=True, help_text="Exactly the submissions whose results change")
     applied = serializers.IntegerField()
     error = serializers.CharField()

@@ -18,6 +18,7 @@ from typing import Any
 from django.db.models import BooleanField, Case, Exists, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce
 
+from assignments.access import LMS_USERNAME_PREFIX, by_course_staff
 from assignments.models import Assignment, Course, Extension, Membership
 from courseops.models import ScoreOverride
 from grader.models import Submission
@@ -43,6 +44,27 @@ class Row:
     email: str
     section: str
     cells: list[Cell] = field(default_factory=list)
+    first_name: str = ""
+    last_name: str = ""
+    sis_id: str = ""  # the school's id of the person, as the LMS gave it (LTI launch or roster sync)
+    from_lms: bool = False  # an account the LMS made: its user name is ours, not the school's login
+
+    @property
+    def shown_name(self) -> str:
+        """What staff read: the name, or the user name when there is none."""
+        return self.name or self.username
+
+    @property
+    def sortable_name(self) -> str:
+        """"Last, First", as Canvas writes its Student column."""
+        if self.first_name and self.last_name:
+            return f"{self.last_name}, {self.first_name}"
+        return self.shown_name
+
+    @property
+    def login_id(self) -> str:
+        """The user name, when it is the school's login (an account the LMS made has a name of ours)."""
+        return "" if self.from_lms else self.username
 
     @property
     def total(self) -> float:
@@ -59,8 +81,8 @@ class Gradebook:
 
 def _assignments(course: Course) -> list[Assignment]:
     """Published assignments, and any other that students have submitted to (unpublished since): a draft
-    nobody can answer is no gradebook column."""
-    submitted = Submission.objects.filter(assignment=OuterRef("pk"))
+    nobody can answer is no gradebook column, nor one only the course's staff tried in the student view."""
+    submitted = Submission.objects.filter(~by_course_staff(), assignment=OuterRef("pk"))
     return list(Assignment.objects.filter(Q(published=True) | Exists(submitted), course=course)
                 .annotate(points=Sum("parts__points"))
                 .order_by(F("due_at").asc(nulls_last=True), "slug"))  # the same order on every database
@@ -82,7 +104,7 @@ def _counted(tries: list[Try], counts: str) -> Try | None:
 
 def _submission_values(course: Course, student_ids: Iterable[int] | None) -> list[Try]:
     """Plain tuples, the late flag computed by the database: no datetimes to convert per row."""
-    rows = Submission.objects.filter(assignment__course=course, attempt__isnull=False)
+    rows = Submission.objects.filter(~by_course_staff(), assignment__course=course, attempt__isnull=False)
     if student_ids is not None:
         rows = rows.filter(student_id__in=list(student_ids))
     extended = Extension.objects.filter(assignment=OuterRef("assignment_id"), student=OuterRef("student_id"),
@@ -95,7 +117,8 @@ def _submission_values(course: Course, student_ids: Iterable[int] | None) -> lis
 
 def gradebook_read(*, course: Course, section: str = "", search: str = "") -> Gradebook:
     """Every student of the course (optionally one section, or matching `search`) as a row."""
-    members = Membership.objects.filter(course=course, role=Membership.Role.STUDENT).select_related("user")
+    members = Membership.objects.filter(course=course, role=Membership.Role.STUDENT).select_related(
+        "user", "user__lms_person")
     if section:
         members = members.filter(section=section)
     if search:
@@ -129,8 +152,11 @@ def _flagged_submissions(course: Course) -> dict[str, set[int]]:
 def _row(member: Membership, assignments: Sequence[Assignment], tries: dict[tuple[int, int], list[Try]],
          flagged: dict[str, set[int]], extensions: dict[tuple[int, int], datetime | None]) -> Row:
     user = member.user
+    person = getattr(user, "lms_person", None)
     row = Row(user_id=user.pk, username=user.get_username(), name=user.get_full_name(), email=user.email,
-              section=member.section)
+              section=member.section, first_name=user.first_name, last_name=user.last_name,
+              sis_id=person.sis_id if person else "",
+              from_lms=person is not None and user.username.startswith(LMS_USERNAME_PREFIX))
     for assignment in assignments:
         mine = tries.get((user.pk, assignment.pk), [])
         counted = _counted(mine, assignment.counts)
@@ -150,10 +176,56 @@ def gradebook_csv(gradebook: Gradebook) -> str:
     writer = csv.writer(out)
     writer.writerow(["username", "name", "email", "section", *[a.slug for a in gradebook.assignments], "total"])
     for row in gradebook.rows:
-        scores = ["" if cell.score is None else f"{cell.score:g}" for cell in row.cells]
-        writer.writerow([_safe(row.username), _safe(row.name), _safe(row.email), _safe(row.section), *scores,
+        writer.writerow([_safe(row.username), _safe(row.name), _safe(row.email), _safe(row.section), *_scores(row),
                          f"{row.total:g}"])
     return out.getvalue()
+
+
+def _column_titles(gradebook: Gradebook) -> list[str]:
+    """Each assignment's title, with its slug where two share a title (an LMS matches columns by name)."""
+    titles = [a.title or a.slug for a in gradebook.assignments]
+    return [_safe(f"{title} ({a.slug})" if titles.count(title) > 1 else title)
+            for title, a in zip(titles, gradebook.assignments, strict=True)]
+
+
+def _scores(row: Row) -> list[str]:
+    return ["" if cell.score is None else f"{cell.score:g}" for cell in row.cells]
+
+
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")  # Canvas's gradebook import
+
+
+def gradebook_canvas_csv(gradebook: Gradebook) -> str:
+    """Canvas's gradebook import: its five identity columns, one column per assignment, and the
+    "Points Possible" row right after the header. Canvas matches students by SIS User ID (the LMS's
+    person id) or SIS Login ID; its own numeric ID is unknown here and left empty. No total column: Canvas
+    would take it for an assignment."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*CANVAS_COLUMNS, *_column_titles(gradebook)])
+    writer.writerow(["Points Possible", "", "", "", "", *[f"{m:g}" for m in gradebook.max_scores]])
+    for row in gradebook.rows:
+        writer.writerow([_safe(row.sortable_name), "", _safe(row.sis_id), _safe(row.login_id), _safe(row.section),
+                         *_scores(row)])
+    return out.getvalue()
+
+
+MOODLE_COLUMNS = ("Email address", "ID number", "Username", "First name", "Last name")
+
+
+def gradebook_moodle_csv(gradebook: Gradebook) -> str:
+    """For Moodle's grade import (Grades → Import → CSV file): identifier columns to map from — email
+    address, ID number (the LMS's person id), user name — then one column per grade item."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*MOODLE_COLUMNS, *_column_titles(gradebook)])
+    for row in gradebook.rows:
+        writer.writerow([_safe(row.email), _safe(row.sis_id), _safe(row.login_id), _safe(row.first_name),
+                         _safe(row.last_name), *_scores(row)])
+    return out.getvalue()
+
+
+EXPORTS = {"csv": gradebook_csv, "canvas": gradebook_canvas_csv, "moodle": gradebook_moodle_csv}
 
 
 def _safe(text: str) -> str:
@@ -166,7 +238,8 @@ def gradebook_json(gradebook: Gradebook) -> dict[str, Any]:
         "course": gradebook.course.slug,
         "assignments": [{"slug": a.slug, "title": a.title, "max_score": m, "due_at": a.due_at}
                         for a, m in zip(gradebook.assignments, gradebook.max_scores, strict=True)],
-        "students": [{"username": row.username, "name": row.name, "section": row.section, "total": row.total,
+        "students": [{"username": row.username, "name": row.name, "section": row.section, "sis_id": row.sis_id,
+                      "total": row.total,
                       "scores": {a.slug: {"score": c.score, "attempts": c.attempts, "late": c.late,
                                           "overridden": c.overridden, "regraded": c.regraded,
                                           "submission": c.submission_id,

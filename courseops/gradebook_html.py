@@ -36,11 +36,20 @@ def _extension_flag(cell: Cell) -> str:
     return f' <span class="flag ext">extended{until}</span>'
 
 
+def _who(row: Row) -> str:
+    """The student's name with their user name beside it; an account the LMS made is shown by its name
+    alone (its user name is a digest of the LMS's id, meaningless to read)."""
+    if not row.name:
+        return escape(row.username)
+    if row.from_lms:
+        return escape(row.name)
+    return f'{escape(row.name)} <span class="muted">{escape(row.username)}</span>'
+
+
 def gradebook_rows_html(rows: Iterable[Row], *, student_base: str, submission_base: str) -> SafeString:
     lines = []
     for row in rows:
-        name = escape(row.username)
         cells = "".join(_cell(cell, submission_base) for cell in row.cells)
-        lines.append(f'<tr><th scope="row"><a href="{student_base}{quote(row.username)}/">{name}</a>'
+        lines.append(f'<tr><th scope="row"><a href="{student_base}{quote(row.username)}/">{_who(row)}</a>'
                      f"</th><td>{escape(row.section)}</td>{cells}<td>{score_text(row.total)}</td></tr>")
     return mark_safe("\n".join(lines))

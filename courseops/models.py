@@ -46,6 +46,16 @@ class Regrade(models.Model):
     def __str__(self) -> str:
         return f"regrade #{self.pk} of {self.assignment_id} ({self.status})"
 
+    @property
+    def score_change_count(self) -> int:
+        """The submissions whose score changes: the count the preview, the history and the API give."""
+        return sum(1 for change in self.changes if change.get("score_changed"))
+
+    @property
+    def feedback_only_count(self) -> int:
+        """The submissions whose result changes with the same score (feedback, or the maximum)."""
+        return len(self.changes) - self.score_change_count
+
 
 class ScoreOverride(models.Model):
     """A staff member set one part's score by hand. Append-only: the audit trail."""

@@ -108,7 +108,78 @@ def _change(submission: Submission, fields: dict[str, Any]) -> dict[str, Any] | 
         return None
     return {"submission": submission.id, "student": submission.student.get_username(),
             "attempt": submission.attempt, "old": result.score, "new": fields["score"],
-            "max_score": fields["max_score"], "score_changed": score_changed}
+            "max_score": fields["max_score"], "score_changed": score_changed,
+            "reasons": change_reasons(old=result.document, new=fields["document"])}
+
+
+def _number(value: Any) -> str:
+    return f"{float(value):g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Two expected values alike (numbers to 1e-9, nested lists, None, text)."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(float(a) - float(b)) <= SCORE_EPSILON * max(1.0, abs(float(a)))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def change_reasons(*, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Why one submission's result changes, in the instructor's words: the reference (an expected
+    answer changed), the points, the tolerance (the verdict turned with the same expected answer), the
+    late factor (due date, extension or late policy), an override kept, or only the feedback."""
+    reasons = []
+    old_late, new_late = float(old.get("late_factor", 1.0)), float(new.get("late_factor", 1.0))
+    if abs(old_late - new_late) > SCORE_EPSILON:
+        hours = new.get("hours_late")
+        when = f"submitted {_number(round(float(hours), 1))} h after the due date" if isinstance(
+            hours, (int, float)) else "submitted before the due date" if new_late == 1.0 else "submitted late"
+        reasons.append(f"late factor ×{_number(old_late)} → ×{_number(new_late)} ({when}: the due date, an "
+                       "extension or the late policy)")
+    before = {p.get("part"): p for p in old.get("parts", [])}
+    for part in new.get("parts", []):
+        key = part.get("part")
+        was = before.pop(key, None)
+        if was is None:
+            reasons.append(f"{key}: a new part")
+            continue
+        reasons += _part_reasons(key, was, part)
+    reasons += [f"{key}: the part was removed" for key in before]
+    return reasons or ["the feedback changed (same scores)"]
+
+
+def _part_reasons(key: Any, was: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    reasons = []
+    if was.get("max_score") != now.get("max_score"):
+        reasons.append(f"{key}: points {_number(was.get('max_score'))} → {_number(now.get('max_score'))}")
+    same_expected = _same(was.get("expected"), now.get("expected")) or "expected" not in was
+    if not same_expected:
+        reasons.append(f"{key}: the reference changed (expected {_shown(was.get('expected'))} → "
+                       f"{_shown(now.get('expected'))})")
+    elif bool(was.get("correct")) != bool(now.get("correct")) and now.get("answer"):
+        verdict = "right" if now.get("correct") else "wrong"
+        reasons.append(f"{key}: the same answer is now {verdict} against the same expected answer (the tolerance)")
+    graded_was = was.get("graded_score", was.get("score"))
+    graded_now = now.get("graded_score", now.get("score"))
+    if now.get("override") and graded_was != graded_now:
+        reasons.append(f"{key}: the override keeps {_number(now.get('score'))} (graded now "
+                       f"{_number(graded_now)}, was {_number(graded_was)})")
+    elif not reasons and was.get("score") != now.get("score"):
+        reasons.append(f"{key}: score {_number(was.get('score'))} → {_number(now.get('score'))} (how the part is "
+                       "scored changed)")
+    old_feedback = (was.get("diagnosis") or {}).get("kind"), (was.get("diagnosis") or {}).get("paths")
+    new_feedback = (now.get("diagnosis") or {}).get("kind"), (now.get("diagnosis") or {}).get("paths")
+    if not reasons and old_feedback != new_feedback:
+        reasons.append(f"{key}: the feedback changed ({old_feedback[0]} → {new_feedback[0]})")
+    return reasons
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "…"
 
 
 def regrade_preview_compute(*, regrade_id: int) -> None:

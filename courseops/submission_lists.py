@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from assignments.access import by_course_staff
 from assignments.models import Assignment
 from courseops.misconceptions import UNNAMED
 from courseops.query_numbers import query_int
@@ -64,7 +65,8 @@ class SubmissionFilter:
 
 
 def _base(assignment: Assignment, wanted: SubmissionFilter) -> QuerySet[Submission]:
-    rows = Submission.objects.filter(assignment=assignment).select_related("student", "result").order_by(
+    rows = Submission.objects.filter(~by_course_staff(), assignment=assignment).select_related(  # students' only
+        "student", "result").order_by(
         "-created_at", "-id")
     if wanted.student:
         rows = rows.filter(student__username=wanted.student)

@@ -55,3 +55,4 @@ def check_prepared_queries(app_configs: Any, **kwargs: Any) -> list[checks.Check
     return [checks.Warning(f"prepared queries were verified on Django {verified}, this is {django.get_version()}",
                            hint="run tests/test_prepared.py on this version, or set GRADER_PREPARED_QUERIES=0 "
                                 "(docs/decisions/0002-prepared-queries.md)", id="grader.W001")]
+

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule.result import verdict
+
 
 def document_as_text(document: dict[str, Any]) -> str:
     lines = [f"{document['assignment']}: {document['score']:g} / {document['max_score']:g}"]
@@ -20,9 +22,10 @@ def _part_lines(part: dict[str, Any]) -> list[str]:
     answer = part["answer"]
     if "\n" in answer:
         answer = f"<code, {answer.count(chr(10)) + 1} lines>"
-    lines = [f"  {part['part']} = {answer}: {'correct' if part['correct'] else 'incorrect'} {score}"]
+    lines = [f"  {part['part']} = {answer}: {verdict(part)} {score}"]
     if diagnosis.get("message") and not part["correct"]:
         lines.append(f"    [{diagnosis['kind']}] {diagnosis['message']}")
     if "expected" in part and not part["correct"]:
-        lines.append(f"    expected: {part['expected']}")
+        shown = str(part.get("expected_text") or part["expected"]).replace("\n", "\n              ")
+        lines.append(f"    expected: {shown}")
     return lines

@@ -87,7 +87,7 @@ class ChoiceAnswerField(forms.MultipleChoiceField):
 
     def clean(self, value: Any) -> str:
         chosen = super().clean(value)
-        return json.dumps(list(chosen)) if chosen else ""
+        return json.dumps(list(chosen), ensure_ascii=False) if chosen else ""  # option texts as written
 
     def prepare_value(self, data: Any) -> Any:
         if isinstance(data, str) and data.startswith("["):

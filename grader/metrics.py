@@ -45,13 +45,13 @@ def throttled_count(*, reason: str) -> None:
 def metrics_text() -> str:
     """The Prometheus text exposition of every metric."""
     from grader.models import Submission
-    from infra.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
+    from infra.lanes import CODE, LANES, NUMERIC, queue_name
 
     lines: list[str] = []
     client = redis_client()
     lines += ["# HELP grader_queue_depth Messages waiting on each Celery queue (numeric: drains, each of which "
               "grades every queued numeric submission).", "# TYPE grader_queue_depth gauge"]
-    for lane in (NUMERIC, CODE, MAINTENANCE):
+    for lane in LANES:
         queue = queue_name(lane=lane)
         lines.append(f'grader_queue_depth{{queue="{queue}",lane="{lane}"}} {client.llen(queue)}')
     queued = Submission.objects.filter(status=Submission.Status.QUEUED, enqueued_at__isnull=False)

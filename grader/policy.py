@@ -48,6 +48,7 @@ class Window:
     is_late: bool
     late_factor: float
     reason: str = ""
+    hours_late: float = 0.0  # past the (student's own) due date
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def window_at(*, assignment: Assignment, at: datetime | None = None, student_id:
         return Window(False, True, 0.0, "This assignment is closed.")
     if policy.due_at and at > policy.due_at:
         hours = (at - policy.due_at).total_seconds() / 3600
-        return Window(True, True, late_factor(steps=policy.late_penalty, hours_late=hours))
+        return Window(True, True, late_factor(steps=policy.late_penalty, hours_late=hours), hours_late=hours)
     return Window(True, False, 1.0)
 
 

@@ -8,6 +8,7 @@ sees the expected values once the assignment's reveal policy allows (`expected_s
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeAlias
@@ -53,6 +54,12 @@ class AssignmentRow:
     policy: StudentPolicy | None = None  # the rules for this student (with their extension)
     opened: bool = True  # False before opens_at: neither statement nor parts are served
     expected_shown: bool = False  # opened, and the reveal policy lets this user see the expected answers now
+
+    @property
+    def attempts_allowed(self) -> int | None:
+        """This student's attempts in all, their extension's extra attempts included (None: unlimited):
+        every page says "N of this"."""
+        return self.policy.max_attempts if self.policy else self.assignment.max_attempts
 
     @property
     def due_at(self) -> datetime | None:
@@ -244,6 +251,7 @@ def submission_state(*, submission_id: int) -> str | None:
     return row[0] if row else None
 
 
+EXPECTED_KEYS = ("expected", "expected_text")  # a part's expected answer, as a value and as written
 HISTORY_LIMIT = 200  # the most of submissions_mine a page or the API lists
 
 
@@ -260,7 +268,7 @@ def result_document(*, submission: Submission, expected_shown: bool) -> dict[str
     document = dict(result.document)
     document["score"] = counted_score(result.document)  # after the late factor: the Result's score
     document["parts"] = [
-        {key: value for key, value in part.items() if expected_shown or key != "expected"}
+        {key: value for key, value in part.items() if expected_shown or key not in EXPECTED_KEYS}
         for part in document["parts"]
     ]
     return document
@@ -278,6 +286,19 @@ def submission_error(*, submission: Submission, show_reason: bool) -> str | None
 def health_report() -> dict[str, str]:
     """Reachability of what grading needs; "ok" or a short reason (no addresses or secrets)."""
     return {"database": _database_state(), "broker": _broker_state(), "sandbox": _sandbox_state()}
+
+
+_ready: tuple[float, dict[str, str]] | None = None  # (when, report): readiness checked once per interval
+
+
+def readiness_report() -> dict[str, str]:
+    """The database and the broker, as health_report says them, read at most once per
+    GRADER_READY_CACHE_S seconds per process (a load balancer may probe every replica often)."""
+    global _ready
+    now = time.monotonic()
+    if _ready is None or now - _ready[0] >= settings.GRADER_READY_CACHE_S:
+        _ready = (now, {"database": _database_state(), "broker": _broker_state()})
+    return dict(_ready[1])
 
 
 def _database_state() -> str:

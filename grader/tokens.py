@@ -188,3 +188,8 @@ class ExpiringTokenScheme(OpenApiAuthenticationExtension):
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {"type": "apiKey", "in": "header", "name": "Authorization",
                 "description": 'An expiring API token with the prefix "Token", e.g. "Token 3Jx…"'}
+
+
+def token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
+    """Revoke one token of `user` (another user's id revokes nothing); whether it was revoked now."""
+    return bool(ApiToken.objects.filter(id=token_id, user=user, revoked_at=None).update(revoked_at=clock.now()))

@@ -7,6 +7,7 @@ place and its status fragment polls until graded) and as a plain form otherwise
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlparse
 
@@ -28,6 +29,7 @@ from grader.selectors import (
     assignment_rows,
     expected_shown,
     health_report,
+    readiness_report,
     result_document,
     revealed_answer_key,
     submission_error,
@@ -39,6 +41,8 @@ from grader.workflow import submission_create
 from grading.answer_parsing import AnswerErrors
 
 PAGE_WAIT_S = 5.0  # a status poll waits this long for grading before answering "still pending"
+POLL_MS = 300  # the page asks again this soon after a poll that waited
+POLL_BUSY_MS = 2000  # … and this late after one that could not wait (the process's waiting slots were taken)
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -69,6 +73,7 @@ def _status_context(request: HttpRequest, submission: Submission) -> dict[str, A
         "error": submission_error(submission=submission, show_reason=staff),
         "expected_shown": shown,
         "is_staff": staff,
+        "poll_ms": POLL_MS,
     }
 
 
@@ -142,10 +147,13 @@ def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The small fragment the page polls until the submission is graded. The request itself waits
     for grading (up to PAGE_WAIT_S), so the page shows the result the moment the worker has it."""
     submission = _submission_or_404(request, pk)
+    started = time.monotonic()
     if submission.status in PENDING and submission_waited(submission_id=pk, seconds=PAGE_WAIT_S,
                                                           user_id=request.user.pk):
         submission = _submission_or_404(request, pk)
     context = _status_context(request, submission)
+    if context["pending"] and time.monotonic() - started < PAGE_WAIT_S / 2:  # it could not wait: ask less often
+        context["poll_ms"] = POLL_BUSY_MS
     polled_from = urlparse(request.headers.get("HX-Current-URL", "")).path
     if not context["pending"] and polled_from == reverse("assignment", args=[submission.assignment.slug]):
         context["row"] = assignment_row(user=request.user, slug=submission.assignment.slug)  # the header's score
@@ -155,6 +163,30 @@ def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
+    """Every dependency, named (an operator's look, not a load balancer's probe: it takes a sandbox slot)."""
     report = health_report()
     healthy = report["database"] == "ok" and report["broker"] == "ok" and report["sandbox"] == "ok"
     return JsonResponse(report, status=200 if healthy else 503)
+
+
+@never_cache
+@require_safe
+def healthz_live(request: HttpRequest) -> JsonResponse:
+    """Liveness: the process answers requests. Reads nothing, so a busy database or sandbox never gets
+    a healthy process restarted."""
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_safe
+def healthz_ready(request: HttpRequest) -> JsonResponse:
+    """Readiness: this web process can take submissions (the database and the broker answer). The
+    sandbox is left out: students' code may hold every slot, which is no reason to take the web tier
+    out of the load balancer. At most one check per GRADER_READY_CACHE_S per process, and anonymous
+    callers learn only ok or unavailable."""
+    report = readiness_report()
+    ready = all(state == "ok" for state in report.values())
+    body: dict[str, object] = {"status": "ok" if ready else "unavailable"}
+    if request.user.is_staff:
+        body.update(report)
+    return JsonResponse(body, status=200 if ready else 503)

@@ -27,6 +27,7 @@ from chainrule.values import text_decimals
 from grading.choice_parts import choice_diagnosis
 from grading.code_parts import code_parts_diagnoses
 from grading.formula_check import formula_equivalence_check
+from grading.part_answers import part_answer_text
 from grading.variants import variant_analysis, variant_points
 
 
@@ -56,8 +57,12 @@ def answers_grade(
             continue
         if part.key not in diagnoses:
             diagnoses[part.key] = _diagnose(part=part, given=given, analysis=analysis, variant=variant)
-        graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points))
+        graded.append(GradedPart(diagnosis=diagnoses[part.key], answer=given, max_score=part.points,
+                                 per_gradient=part.kind == Part.Kind.CODE and part.code.partial))
     document = build_result(assignment=assignment.slug, parts=graded, expected_shown=expected_shown)
+    for part, shown in zip(all_parts, document["parts"], strict=True):
+        if "expected" in shown and part.kind in (Part.Kind.SYMBOLIC, Part.Kind.CODE, Part.Kind.CHOICE):
+            shown["expected_text"] = part_answer_text(part, shown["expected"], variant.params)
     return Graded(document=document, diagnoses=diagnoses)
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from django.core.cache import cache
 
-from assignments.models import Assignment, Variant
+from assignments.models import Assignment, Part, Variant
 from chainrule import Analysis, graph_svg
 from chainrule.picture.disclosure import Disclosure
-from grading.part_answers import part_answer
+from grading.part_answers import part_answer, part_answer_text
 from grading.reference import ReferenceRunError
 from grading.variants import params_for_student, reference_hash, variant_get
 from infra.enqueue import enqueue
@@ -29,8 +29,15 @@ WARM_DEDUP_SECONDS = 60
 
 @dataclass(frozen=True)
 class AnswerKey:
-    answers: dict[str, Any] = field(default_factory=dict)  # part key → expected answer
+    answers: dict[str, Any] = field(default_factory=dict)  # part key → expected answer (the API's values)
     pending: bool = False  # the student's values have not been run yet (queued now)
+    texts: dict[str, str] = field(default_factory=dict)  # part key → the answer written as the part is answered
+    code_keys: frozenset[str] = frozenset()  # parts whose answer is shown as code
+
+    @property
+    def rows(self) -> list[tuple[str, str, bool]]:
+        """(part key, the answer as written, shown as a code block) for the page."""
+        return [(key, self.texts.get(key, str(value)), key in self.code_keys) for key, value in self.answers.items()]
 
 
 def _cached_analysis(*, assignment: Assignment, student_id: int) -> dict[str, Any] | None:
@@ -49,7 +56,20 @@ def answer_key(*, assignment: Assignment, student_id: int) -> AnswerKey:
         _warm_later(assignment_id=assignment.pk, student_id=student_id)
         return AnswerKey(pending=True)
     analysis = Analysis.from_json(data)
-    return AnswerKey(answers={part.key: part_answer(part, analysis) for part in assignment.parts.all()})
+    params = params_for_student(assignment=assignment, student_id=student_id)
+    parts = list(assignment.parts.all())
+    answers = {part.key: part_answer(part, analysis) for part in parts}
+    texts = {part.key: part_answer_text(part, _seed_value(part, analysis, answers[part.key]), params) for part in parts}
+    return AnswerKey(answers=answers, texts=texts,
+                     code_keys=frozenset(part.key for part in parts if part.kind == Part.Kind.CODE))
+
+
+def _seed_value(part: Part, analysis: Analysis, answer: Any) -> Any:
+    """The value at the student's values (a formula part's answer is its formula)."""
+    if part.kind == Part.Kind.SYMBOLIC:
+        reference = analysis.parts.get(str(part.config.get("of", "")))
+        return reference.value if reference is not None else None
+    return answer
 
 
 def answer_key_svg(*, assignment: Assignment, student_id: int) -> str | None:

@@ -31,6 +31,13 @@ def choice_parse(text: str, *, config: ChoiceConfig) -> list[str]:
     return sorted(set(chosen), key=options.index)
 
 
+def missing_options_text(count: int) -> str:
+    """How many right options the student left unticked, in words."""
+    if count == 1:
+        return "One right option is not ticked: every option that holds must be chosen."
+    return f"{count} right options are not ticked: every option that holds must be chosen."
+
+
 def choice_diagnosis(*, key: str, text: str, config: ChoiceConfig) -> Diagnosis:
     chosen = choice_parse(text, config=config)
     right: list[Any] = list(config.answer)  # option texts; shown to staff as the expected value
@@ -40,6 +47,6 @@ def choice_diagnosis(*, key: str, text: str, config: ChoiceConfig) -> Diagnosis:
     missing = [option for option in right if option not in chosen]
     text_parts = [m for m in messages if m]
     if config.multiple and missing and not text_parts:
-        text_parts.append(f"{len(missing)} right option(s) not chosen.")
+        text_parts.append(missing_options_text(len(missing)))
     message = " ".join(text_parts) or "Not this one: look again at the graph."
     return Diagnosis(part=key, correct=False, kind="wrong_choice", paths=[], message=message, expected=right)

@@ -3,10 +3,12 @@ instructor and what the answer key shows a student once the reveal policy allows
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from assignments.models import Part
 from chainrule import Analysis
+from chainrule.values import format_value
 
 
 def part_reference_key(part: Part) -> str | None:
@@ -34,3 +36,43 @@ def part_answer(part: Part, analysis: Analysis) -> Any:
     if part.kind == Part.Kind.SYMBOLIC and part.config.get("formula"):
         return part.config["formula"]
     return reference.value
+
+
+def _shown(value: Any) -> str:
+    try:
+        return format_value(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def part_answer_text(part: Part, expected: Any, params: Mapping[str, Any]) -> str:
+    """The expected answer written as the part is answered: a formula part's as its formula (with its
+    value at these values), a code part's as code (what the program leaves, what the function
+    returns), a choice part's by its options, a number as a number. `expected`: the value(s) at the
+    seed point of `params` (a code part's {key: value} or, when it reads one, that value)."""
+    if part.kind == Part.Kind.CHOICE:
+        answer = part.config.get("answer", [])
+        return "; ".join(answer) if isinstance(answer, list) else str(answer)
+    if part.kind == Part.Kind.SYMBOLIC:
+        formula = part.config.get("formula")
+        variables = part.config.get("variables") or {}
+        at = ", ".join(f"{name} = {_shown(params.get(param))}" for name, param in variables.items() if param in params)
+        if formula:
+            return f"{formula}   (= {_shown(expected)} at {at})" if at else str(formula)
+        return f"{_shown(expected)} (the right formula's value at {at})" if at else _shown(expected)
+    if part.kind == Part.Kind.CODE:
+        return _code_text(part, expected, params)
+    return "None" if expected is None else str(expected)  # a number keeps every digit it has
+
+
+def _code_text(part: Part, expected: Any, params: Mapping[str, Any]) -> str:
+    config = part.code
+    keys = config.keys_read(part.key)
+    values = expected if isinstance(expected, dict) else {keys[0]: expected} if len(keys) == 1 else {}
+    if config.mode == "function":
+        args = ", ".join(_shown(params.get(name)) for name in config.args)
+        returned = [_shown(values.get(key)) for key in keys]
+        result = returned[0] if len(returned) == 1 else f"({', '.join(returned)})"
+        return f"{config.function}({args})  # returns {result}"
+    width = max((len(key) for key in keys), default=0)
+    return "\n".join(f"{key.ljust(width)}  # {_shown(values.get(key))}" for key in keys)

@@ -1,10 +1,13 @@
-"""The worker lanes and their Celery queues: numeric/formula grading, code grading, and
-maintenance (the sweeper, authoring jobs, warming answer keys). Each lane has its own queue and
-worker pool (grader/fairness.py decides which lane a submission takes)."""
+"""The worker lanes and their Celery queues: numeric/formula grading, code grading, maintenance
+(the sweeper, authoring jobs, warming answer keys, regrades) and the LMS (scores sent to platforms,
+roster syncs: calls to hosts the project does not run, which may be slow). Each lane has its own
+queue and worker pool, so a slow LMS never delays a grade (grader/fairness.py decides which lane a
+submission takes)."""
 
 from __future__ import annotations
 
-NUMERIC, CODE, MAINTENANCE = "numeric", "code", "maintenance"
+NUMERIC, CODE, MAINTENANCE, LMS = "numeric", "code", "maintenance", "lms"
+LANES = (NUMERIC, CODE, MAINTENANCE, LMS)
 
 
 def queue_name(*, lane: str) -> str:

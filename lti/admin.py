@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from lti.models import ContextCourse, DeploymentCourse, FrameOrigin, LinkAssignment, ScoreDelivery
-
-
-@admin.register(DeploymentCourse)
-class DeploymentCourseAdmin(admin.ModelAdmin):
-    list_display = ("deployment", "course")
+from lti.models import ContextCourse, FrameOrigin, LinkAssignment, ScoreDelivery, ServiceHost
 
 
 @admin.register(ContextCourse)
@@ -25,6 +20,11 @@ class LinkAssignmentAdmin(admin.ModelAdmin):
 @admin.register(FrameOrigin)
 class FrameOriginAdmin(admin.ModelAdmin):
     list_display = ("registration", "origin")
+
+
+@admin.register(ServiceHost)
+class ServiceHostAdmin(admin.ModelAdmin):
+    list_display = ("registration", "host")
 
 
 @admin.register(ScoreDelivery)

@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import hashlib
+import secrets
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
-from lti_tool.models import LtiContext, LtiLaunch, LtiResourceLink, LtiUser
+from lti_tool.models import LtiContext, LtiLaunch, LtiMembership, LtiResourceLink, LtiUser
 from lti_tool.utils import sync_data_from_launch
 
-from assignments.access import STAFF_ROLES
+from assignments.access import LMS_USERNAME_PREFIX, STAFF_ROLES
 from assignments.models import Assignment, Course, Membership
-from assignments.services import membership_set
-from lti.models import ContextCourse, DeploymentCourse, LinkAssignment
+from assignments.services import lms_person_set, membership_set
+from lti.models import ContextCourse, LinkAssignment
 from lti.roles import course_role_from_lti
 
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+LIS_CLAIM = "https://purl.imsglobal.org/spec/lti/claim/lis"
 
 
 class LaunchRefused(Exception):
@@ -38,7 +40,11 @@ class Arrival:
 def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
     """Sync django-lti's rows, then map the launch onto a user, a course and (for links) an assignment."""
     sync_data_from_launch(lti_launch)
-    user = user_for_lti(lti_user=lti_launch.user)
+    # A launch from the LMS course proves the membership now (a roster sync may have ended it before).
+    LtiMembership.objects.filter(user=lti_launch.user, context=lti_launch.context).update(is_active=True)
+    lis = lti_launch.get_claim(LIS_CLAIM)
+    user = user_for_lti(lti_user=lti_launch.user,
+                        sis_id=person_sourcedid(lis.get("person_sourcedid") if isinstance(lis, dict) else None))
     course = course_for_context(context=lti_launch.context)
     role = Membership.Role(course_role_from_lti(lti_launch.roles_claim or []))
     membership_set(user=user, course=course, role=role)
@@ -48,20 +54,33 @@ def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
         return Arrival(user=user, course=course, role=role, link=None, resource_link=None)
     resource_link = lti_launch.resource_link
     link = link_for_launch(resource_link=resource_link, course=course,
-                           slug=lti_launch.get_custom_claim("assignment"),
+                           slug=_text_or_none(lti_launch.get_custom_claim("assignment")),
                            line_item_url=(lti_launch.ags_claim or {}).get("lineitem", ""))
     if link is None and role not in STAFF_ROLES:
         raise LaunchRefused("This LMS link is not set up yet: your instructor has to open it once first.")
     return Arrival(user=user, course=course, role=role, link=link, resource_link=resource_link)
 
 
-def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
-    """One local account per (registration, sub): the same `sub` on another platform is another person."""
+def _text_or_none(value: object) -> str | None:
+    """A custom parameter as text: platforms send text, a number is read as its digits, anything else as absent."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    return str(value)[:255]
+
+
+def person_sourcedid(value: object) -> str:
+    """The school's id of the person (a launch's LIS claim, an NRPS member's field), when the LMS gave one."""
+    return value.strip()[:255] if isinstance(value, str) else ""
+
+
+def user_for_lti(*, lti_user: LtiUser, sis_id: str = "") -> AbstractUser:
+    """One local account per (registration, sub): the same `sub` on another platform is another person.
+    The LMS's ids of the person are kept with it (`sis_id`: the LIS person_sourcedid, when given)."""
     if lti_user.auth_user_id is not None:
         user: AbstractUser = lti_user.auth_user
     else:
         digest = hashlib.sha256(f"{lti_user.registration_id}:{lti_user.sub}".encode()).hexdigest()[:20]
-        user, created = get_user_model().objects.get_or_create(username=f"lti-{digest}")
+        user, created = get_user_model().objects.get_or_create(username=f"{LMS_USERNAME_PREFIX}{digest}")
         if created:
             user.set_unusable_password()  # LMS accounts log in only through the LMS
             user.save(update_fields=["password"])
@@ -76,24 +95,34 @@ def user_for_lti(*, lti_user: LtiUser) -> AbstractUser:
         for field, value in changed.items():
             setattr(user, field, value)
         user.save(update_fields=list(changed))
+    lms_person_set(user=user, lms_id=lti_user.sub, sis_id=sis_id)
     return user
 
 
 def course_for_context(*, context: LtiContext) -> Course:
-    """The deployment's course (`lti_register --course`), else one created on the context's first launch."""
+    """The course an LMS context maps to, found only through its `ContextCourse` row (keyed by deployment
+    and the context's id; `lti_register --course --context` writes it ahead). The first launch of an
+    unmapped context creates a course whose slug ends in random characters, so no course an instructor
+    made beforehand can ever be taken for it."""
+    LtiContext.objects.select_for_update().filter(pk=context.pk).first()  # one first launch creates the course
     linked = ContextCourse.objects.filter(context=context).select_related("course").first()
     if linked is not None:
         return linked.course
-    fixed = DeploymentCourse.objects.filter(deployment=context.deployment).select_related("course").first()
-    if fixed is not None:
-        course = fixed.course
-    else:
-        digest = hashlib.sha256(f"{context.deployment_id}:{context.id_on_platform}".encode()).hexdigest()[:8]
-        stem = slugify(context.label or context.title or "lms-course")[:40] or "lms-course"
-        course, _ = Course.objects.get_or_create(slug=f"{stem}-{digest}",
-                                                 defaults={"title": (context.title or stem)[:200]})
-    ContextCourse.objects.get_or_create(context=context, defaults={"course": course})
+    course = _course_for_new_context(context=context)
+    ContextCourse.objects.create(context=context, course=course)
     return course
+
+
+def _course_for_new_context(*, context: LtiContext) -> Course:
+    stem = slugify(context.label or context.title or "lms-course")[:36].strip("-") or "lms-course"
+    title = (context.title or context.label or stem)[:200]
+    for _ in range(5):
+        try:
+            with transaction.atomic():
+                return Course.objects.create(slug=f"{stem}-{secrets.token_hex(6)}", title=title)
+        except IntegrityError:  # 48 random bits met an existing slug: draw again
+            continue
+    raise LaunchRefused("The tool could not create a course for this LMS course; open the link again.")
 
 
 def link_for_launch(*, resource_link: LtiResourceLink, course: Course, slug: str | None,

@@ -1,26 +1,17 @@
-"""What the tool adds to django-lti's rows: courses, bindings, used nonces, score deliveries."""
+"""What the tool adds to django-lti's rows: courses, bindings, service hosts, used nonces, score deliveries."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration, LtiResourceLink
+from lti_tool.models import LtiContext, LtiRegistration, LtiResourceLink
 
 from assignments.models import Assignment, Course
 
 
-class DeploymentCourse(models.Model):
-    """`lti_register --course SLUG`: every context of this deployment uses this course."""
-
-    deployment = models.OneToOneField(LtiDeployment, on_delete=models.CASCADE, related_name="course_link")
-    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="lti_deployments")
-
-    def __str__(self) -> str:
-        return f"{self.deployment} → {self.course.slug}"
-
-
 class ContextCourse(models.Model):
-    """The course an LMS context (a course site) maps to; created on its first launch."""
+    """The course an LMS context (a course site) maps to: written by `lti_register --course --context`,
+    or on the context's first launch. The only way a launch finds a course."""
 
     context = models.OneToOneField(LtiContext, on_delete=models.CASCADE, related_name="course_link")
     course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="lti_contexts")
@@ -53,6 +44,20 @@ class FrameOrigin(models.Model):
 
     def __str__(self) -> str:
         return self.origin
+
+
+class ServiceHost(models.Model):
+    """A host the tool may call for this platform's services (AGS, NRPS), beyond the hosts of the
+    registration's auth, token and key-set URLs and its frame origins."""
+
+    registration = models.ForeignKey(LtiRegistration, on_delete=models.CASCADE, related_name="service_hosts")
+    host = models.CharField(max_length=300, help_text="host or host:port, e.g. school.instructure.com")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["registration", "host"], name="one_service_host_row")]
+
+    def __str__(self) -> str:
+        return self.host
 
 
 class UsedNonce(models.Model):

@@ -1,4 +1,5 @@
-"""AGS score publishing: the counted score of a student goes to the LMS column of each bound link.
+"""AGS score publishing: the counted score of a student goes to the LMS column of each bound link in the
+LMS courses the student belongs to.
 
 `scores_changed` is the one call grading makes (on commit, through grader/hooks.py); the Celery task
 `lti.publish_score` sends the row with retries. Grading never waits for a platform.
@@ -11,16 +12,16 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
-from lti_tool.models import LtiUser
+from lti_tool.models import LtiMembership, LtiUser
 
 from assignments.models import Assignment
 from config.structured_logging import submission_context
 from grader.models import Result, Submission
 from infra import clock
 from infra.enqueue import enqueue
-from infra.lanes import NUMERIC
+from infra.lanes import LMS
 from lti.models import LinkAssignment, ScoreDelivery
-from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, platform_call
+from lti.platform_client import LINEITEM_SCOPE, SCORE_SCOPE, PlatformError, platform_call, reply_json
 
 log = logging.getLogger(__name__)
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
@@ -28,7 +29,8 @@ SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 def scores_changed(changed: list[tuple[int, int]]) -> None:
     """GRADER_SCORES_CHANGED_HOOK: after grading committed these (submission, student) pairs, queue the
-    counted score of the students who came from an LMS for every LMS link of the assignment. Never raises.
+    counted score of the students who came from an LMS for the assignment's links in their LMS courses.
+    Never raises.
 
     Most students never arrived from an LMS and have nothing to publish: one cheap query for the whole
     batch finds those who did, with no transaction."""
@@ -54,8 +56,8 @@ def lti_score_publish_later(*, submission_id: int) -> None:
 
 
 def score_enqueue(delivery_id: int) -> None:
-    """The task that sends one score row (on the default queue, which the numeric lane serves)."""
-    enqueue("lti.publish_score", delivery_id, lane=NUMERIC,
+    """The task that sends one score row, on the LMS lane (a slow platform never delays a grade)."""
+    enqueue("lti.publish_score", delivery_id, lane=LMS,
             if_lost="the row stays pending, visible to instructors, who can retry it from the scores page")
 
 
@@ -99,10 +101,16 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
 
 
 def _links_of(*, user_id: int, assignment: Assignment) -> list[tuple[LinkAssignment, str]]:
+    """The assignment's LMS links in the LMS courses the student belongs to (an active membership of the
+    link's context), each with the student's `sub` on that platform. A link of another LMS course, even on
+    the same deployment and bound to the same grader course, never receives this student's score."""
     subs = dict(LtiUser.objects.filter(auth_user_id=user_id).values_list("registration_id", "sub"))
     if not subs:
         return []
-    links = LinkAssignment.objects.filter(assignment=assignment).select_related("resource_link__context__deployment")
+    contexts = set(LtiMembership.objects.filter(user__auth_user_id=user_id, is_active=True)
+                   .values_list("context_id", flat=True))
+    links = LinkAssignment.objects.filter(assignment=assignment, resource_link__context_id__in=contexts) \
+        .select_related("resource_link__context__deployment")
     pairs = []
     for link in links:
         registration_id = link.resource_link.context.deployment.registration_id
@@ -134,7 +142,8 @@ def score_publish(*, delivery_id: int) -> bool:
             "timestamp": datetime.fromtimestamp(stamp / 1000, tz=UTC).isoformat(timespec="milliseconds")}
     ScoreDelivery.objects.filter(id=row.id).update(tries=row.tries + 1)
     platform_call(registration=registration, method="POST", url=_scores_url(line_item_ensure(link=row.link)),
-                  scopes=[SCORE_SCOPE], json=body, headers={"Content-Type": SCORE_TYPE})
+                  scopes=[SCORE_SCOPE], what="the LMS's score service", json=body,
+                  headers={"Content-Type": SCORE_TYPE})
     # Sent: unless a newer score arrived meanwhile (its own task sends it).
     ScoreDelivery.objects.filter(id=row.id, timestamp_ms=stamp).update(
         status=ScoreDelivery.Status.SENT, sent_at=clock.now(), last_error="")
@@ -155,18 +164,24 @@ def line_item_ensure(*, link: LinkAssignment) -> str:
     if not context.lineitems_url:
         raise PlatformError("the LMS gave no line item (gradebook column) for this link")
     registration = context.deployment.registration
-    found = platform_call(registration=registration, method="GET", url=context.lineitems_url, scopes=[LINEITEM_SCOPE],
-                          params={"resource_link_id": link.resource_link.id_on_platform},
-                          headers={"Accept": "application/vnd.ims.lis.v2.lineitemcontainer+json"}).json()
-    if isinstance(found, list) and found and isinstance(found[0], dict) and found[0].get("id"):
-        url = str(found[0]["id"])
+    what = "the LMS's gradebook column service"
+    found = reply_json(platform_call(
+        registration=registration, method="GET", url=context.lineitems_url, scopes=[LINEITEM_SCOPE], what=what,
+        params={"resource_link_id": link.resource_link.id_on_platform},
+        headers={"Accept": "application/vnd.ims.lis.v2.lineitemcontainer+json"}), what=what)
+    if isinstance(found, list) and found and isinstance(found[0], dict) and isinstance(found[0].get("id"), str):
+        url = found[0]["id"]
     else:
-        created = platform_call(
-            registration=registration, method="POST", url=context.lineitems_url, scopes=[LINEITEM_SCOPE],
+        created = reply_json(platform_call(
+            registration=registration, method="POST", url=context.lineitems_url, scopes=[LINEITEM_SCOPE], what=what,
             json={"scoreMaximum": _maximum(link.assignment), "label": link.assignment.title,
                   "resourceId": link.assignment.slug, "resourceLinkId": link.resource_link.id_on_platform},
-            headers={"Content-Type": "application/vnd.ims.lis.v2.lineitem+json"}).json()
-        url = str(created["id"])
+            headers={"Content-Type": "application/vnd.ims.lis.v2.lineitem+json"}), what=what)
+        if not isinstance(created, dict) or not isinstance(created.get("id"), str):
+            raise PlatformError(f"{what}: the new column has no id")
+        url = created["id"]
+    if len(url) > 1000:
+        raise PlatformError(f"{what}: the column's address is longer than 1,000 characters")
     LinkAssignment.objects.filter(id=link.id).update(line_item_url=url)
     return url
 

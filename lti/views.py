@@ -27,6 +27,7 @@ from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
 
 log = logging.getLogger(__name__)
 CHECKED = "lti_cookies_checked"
+UNREADABLE = "The launch could not be read: its id_token does not have the shape of an LTI 1.3 launch."
 LOGIN_PARAMS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
 
 
@@ -64,7 +65,11 @@ def reverse_launch(request: HttpRequest) -> str:
 def launch(request: HttpRequest) -> HttpResponse:
     try:
         message_launch = ToolMessageLaunch(request)
-        message_launch.validate()
+        try:
+            message_launch.validate()
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError):  # a shape lti.claim_shapes missed
+            log.exception("a launch PyLTI1p3 could not read")
+            return refusal(request, UNREADABLE)
         lti_launch = LtiLaunch(message_launch)
         if not lti_launch.deployment.is_active:
             return refusal(request, "This LMS deployment is not activated in the tool yet.", status=403)

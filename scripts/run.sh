@@ -44,7 +44,8 @@ pids+=($!)
 $PY -m celery -A config worker -Q "$queue-code" -c "${CODE_WORKERS:-2}" --pool threads -n "code@%h" \
     --loglevel INFO >run/worker-code.log 2>&1 &
 pids+=($!)
-$PY -m celery -A config worker -Q "$queue-maintenance" -c 2 -n "maintenance@%h" --beat \
+# The LMS lane (scores to platforms, roster syncs) shares the maintenance pool here; compose gives it its own.
+$PY -m celery -A config worker -Q "$queue-maintenance,$queue-lms" -c 2 -n "maintenance@%h" --beat \
     --schedule run/celerybeat-schedule --loglevel INFO >run/worker-maintenance.log 2>&1 &
 pids+=($!)
 

@@ -6,7 +6,9 @@ messages rendered from real analyses:
 - no "positions" (entries are told as English ordinals: "the second entry");
 - nothing about parallel paths where the gradient has one path;
 - a wrong local derivative states its rule and both factors, the used and the right;
-- a placeholder for an unnamed intermediate (u) is said to be what it stands for.
+- a placeholder for an unnamed intermediate (u) is said to be what it stands for;
+- no list of alternatives: one diagnosis, and at most one second reading (one the evidence
+  supports just as well, told with how to tell the two apart), never "could also come from A or B".
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from chainrule import Analysis, diagnose_numeric
 from chainrule.analysis.mutations.input_symbols import PLACEHOLDERS
+from chainrule.diagnosis.message_context import KIND_SUMMARY
 from chainrule.diagnosis.messages import hypothesis_message
 from chainrule.diagnosis.numeric import feedback_context
 from chainrule.model import Hypothesis
@@ -26,6 +29,23 @@ WORD = re.compile(r"(?<![\w'’])[A-Za-z_][A-Za-z0-9_]*")  # not the s of "path'
 POSITIONS = re.compile(r"\bpositions?\b|\bentr(y|ies) \d", re.IGNORECASE)  # "entry 0": a position as a number
 PARALLEL = re.compile(r"\b(paths|parallel)\b", re.IGNORECASE)
 VACUOUS_RIGHT = ("its local derivative", "the local derivative of")
+SECOND_READING = "It could equally be"
+TELL_APART = "To tell which"
+
+
+def alternatives_problems(message: str) -> list[str]:
+    """A list of alternative causes, or a second reading without how to tell it from the first."""
+    found = []
+    if re.search(r"could also (come|be) from|the same answer could", message, re.IGNORECASE):
+        found.append("lists what else could explain the answer")
+    summaries = list(KIND_SUMMARY.values())
+    if any(f"{a} or {b}" in message for a in summaries for b in summaries if a != b):
+        found.append("offers a list of alternative mistakes")
+    if message.count(SECOND_READING) > 1:
+        found.append("offers more than one second reading")
+    if SECOND_READING in message and TELL_APART not in message:
+        found.append("a second reading without how to tell the two apart")
+    return found
 
 
 @dataclass
@@ -89,7 +109,7 @@ def rendered(slug: str, analysis: Analysis, part: str) -> Iterator[Rendered]:
     reference = analysis.parts[part]
     for hypothesis in analysis.hypotheses.get(part, []):
         context = feedback_context(analysis, reference, hypothesis.value)
-        yield from_hypothesis(slug, part, hypothesis, hypothesis_message(hypothesis, context, []))
+        yield from_hypothesis(slug, part, hypothesis, hypothesis_message(hypothesis, context))
     answers = {repr(h.value): h.value for h in analysis.hypotheses.get(part, []) if not h.any_number}
     if reference.value is not None:
         answers["far"] = _far(reference.value)
@@ -120,6 +140,7 @@ def problems(item: Rendered, seen: Seen) -> list[str]:
                        if f"{symbol} = " not in prose)
     if undefined and "the output of" not in item.message:
         found.append(f"placeholder {undefined} used without saying what it stands for")
+    found += alternatives_problems(item.message)
     if POSITIONS.search(item.message):
         found.append("speaks of positions by number")
     if item.part in seen.single_path and PARALLEL.search(item.message):

@@ -266,3 +266,17 @@ def test_the_course_page_lists_its_current_staff(instructor: Any, student: Any) 
     staff = staff[:staff.index("<form")]
     assert f"{instructor.user.username}" in staff and "Instructor" in staff
     assert student.user.username not in staff
+
+
+def test_a_tolerance_warning_is_shown_with_the_published_version(instructor: Any) -> None:
+    """x.grad = 3·x² = 0.00045387 at x = 0.0123: rounded to 4 decimals (0.0005) it is marked wrong. A warning,
+    not a refusal: it publishes without a justification and says so."""
+    client = logged_in(instructor)
+    slug = _slug("tight")
+    post = form_post(slug=slug, reference="x = torch.tensor(x0, requires_grad=True)\nz = x**3\nz.backward()\n",
+                     params="x0 = 0.0123", parts=[{"key": "x.grad", "kind": "numeric"}])
+    assert client.post("/staff/courses/autograd-101/assignments/new/", post).status_code == 302
+    published = publish_page(client, slug)
+    assert "Published version 1." in published, published[:3000]
+    assert "Vetting warns" in published and "rounded to 4 decimals (0.0005) wrong" in published
+    assert AssignmentVersion.objects.get(assignment__slug=slug).overrides == []  # nothing was accepted

@@ -61,6 +61,16 @@ BAD = {
     "infinite": ('reference = """\nx = torch.tensor(x0, requires_grad=True)\nz = torch.log(x)\nz.backward()\n"""\n'
                  '[params]\nx0 = 0.0\n[[parts]]\nkey = "x.grad"\n',
                  "infinite.toml: parts.x.grad: the reference gives a non-finite value at the seed point"),
+    # A loose tolerance: leaving out the x·y path gives 4 where x.grad is 7, and abs_tol = 3.5 accepts it.
+    "loose": (f'reference = """\n{XY}a = x * y\nb = x**2\nz = a + b\nz.backward()\n"""\n[params]\nx0 = 2.0\n'
+              'y0 = 3.0\n[[parts]]\nkey = "x.grad"\nabs_tol = 3.5\n',
+              "loose.toml: parts.x.grad: abs_tol = 3.5 lets a typical mistake pass as right: missing path "
+              "x → mul → add → z gives 4 where the right answer is 7"),
+    # A warning, not a refusal: x.grad = 0.00045387 rounded to 4 decimals (0.0005) is marked wrong.
+    "tight": ('reference = """\nx = torch.tensor(x0, requires_grad=True)\nz = x**3\nz.backward()\n"""\n'
+              '[params]\nx0 = 0.0123\n[[parts]]\nkey = "x.grad"\n',
+              "tight.toml: parts.x.grad: warning: rel_tol = 0.0001, abs_tol = 1e-06 marks the right answer rounded "
+              "to 4 decimals (0.0005) wrong"),
     "not-toml": ('reference = "unclosed\n', "not-toml.toml: file: is not valid TOML"),
     # Leaving out the tiny x·y path changes x.grad in the 5th significant digit: pasted from print()
     # (4 decimals, counted exact to them) the mistake would be marked right.
@@ -93,6 +103,27 @@ def test_check_refuses_each_kind_of_bad_file_with_its_reason_and_writes_nothing(
     assert (Assignment.objects.count(), Course.objects.count()) == before
 
 
+def test_a_warning_alone_does_not_refuse_the_file(tmp_path: Path) -> None:
+    body, line = BAD["tight"]
+    path = tmp_path / "tight.toml"
+    path.write_text(f'slug = "tight"\n{HEAD}{body}', encoding="utf-8")
+    code, out = _check(path)
+    assert code == 0 and out.startswith(line) and out.endswith("1 file(s) pass\n")
+
+
+def test_a_loose_tolerance_is_refused_at_publish_with_the_mistake_and_its_value(tmp_path: Path) -> None:
+    """abs_tol = 0.2 on a gradient of -0.2546 published without a word, and the answer of a typical mistake
+    (-0.0849) was then marked right."""
+    body, _ = BAD["loose"]
+    path = tmp_path / "loose.toml"
+    path.write_text(f'slug = "loose-tolerance"\n{HEAD}{body}', encoding="utf-8")
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError):
+        call_command("load_assignments", str(path), stdout=out, stderr=err)
+    assert "gives 4 where the right answer is 7" in out.getvalue() + err.getvalue()
+    assert not Assignment.objects.filter(slug="loose-tolerance", published=True).exists()
+
+
 def test_an_accepted_reason_with_a_justification_passes(tmp_path: Path) -> None:
     body, _ = BAD["zero"]
     path = tmp_path / "zero.toml"
@@ -110,7 +141,8 @@ def test_the_shipped_catalog_passes_and_each_acceptance_is_still_needed() -> Non
     assert _check(catalog) == (0, f"{len(files)} file(s) pass\n")
     for path in files:
         spec = spec_from_file(path)
-        found = {reason.code for reason in assignment_vet(assignment=Assignment.objects.get(slug=spec.slug))}
+        found = {reason.code for reason in assignment_vet(assignment=Assignment.objects.get(slug=spec.slug))
+                 if not reason.warning}
         assert found == set(spec.accepted), path.name
 
     dead = Assignment.objects.get(slug="dead-relu")

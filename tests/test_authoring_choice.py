@@ -35,7 +35,7 @@ def test_a_wrong_single_choice_gets_the_authors_message_and_no_expected_value() 
 
 def test_multiple_choice_needs_every_right_option_and_only_those() -> None:
     missing = _part("multiple-paths", {"paths": json.dumps(FACTORS)})
-    assert missing["correct"] is False and "1 right option(s) not chosen" in missing["diagnosis"]["message"]  # type: ignore[index]
+    assert missing["correct"] is False and "One right option is not ticked" in missing["diagnosis"]["message"]  # type: ignore[index]
     wrong = _part("multiple-paths", {"paths": json.dumps([*FACTORS, "x → add → z", "none: x is a leaf"])})
     assert wrong["correct"] is False and "every path" in wrong["diagnosis"]["message"]  # type: ignore[index]
     assert _part("multiple-paths", {"paths": json.dumps([*FACTORS, "x → add → z"])})["correct"] is True

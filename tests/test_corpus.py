@@ -122,7 +122,8 @@ def grade_batch(slug: str, batch: list[Case]) -> None:
         if part is None or not isinstance(part.get("diagnosis"), dict) or "kind" not in part["diagnosis"]:
             case.crash = f"no diagnosis for {case.part} in the result document"
         else:
-            case.got = {**part["diagnosis"], "correct": part.get("correct")}
+            case.got = {**part["diagnosis"], "correct": part.get("correct"), "score": part.get("score"),
+                        "max_score": part.get("max_score")}
 
 
 def load_and_grade(django_db_blocker: Any, assignments: Path, cases_folder: Path) -> list[Case]:
@@ -235,6 +236,21 @@ def check_no_crash(graded: list[Case]) -> None:
 def check_right_answers_accepted(graded: list[Case]) -> None:
     refused = [c for c in graded if c.right and not c.crash and not (c.got and c.got.get("correct"))]
     assert not refused, miss_table(refused)
+
+
+def check_scores_agree_with_verdicts(graded: list[Case]) -> None:
+    """No incorrect part with full points, no correct part with less: the score a student sees
+    says what the verdict says."""
+    disagree = [c for c in graded if c.got and (
+        (c.got["correct"] and c.got["score"] < c.got["max_score"])
+        or (not c.got["correct"] and c.got["score"] >= c.got["max_score"]))]
+    assert graded and all(c.got and "score" in c.got for c in graded if not c.crash)
+    assert not disagree, "\n".join(f"{c!r}: correct={c.got and c.got['correct']} "
+                                   f"{c.got and c.got['score']}/{c.got and c.got['max_score']}" for c in disagree)
+
+
+def test_every_score_agrees_with_its_verdict(graded: list[Case]) -> None:
+    check_scores_agree_with_verdicts(graded)
 
 
 def test_no_answer_crashes_the_grader(graded: list[Case]) -> None:

@@ -23,6 +23,7 @@ from tests.test_corpus import (
     check_loaded,
     check_no_crash,
     check_right_answers_accepted,
+    check_scores_agree_with_verdicts,
     diagnosis_rate,
     load_and_grade,
 )
@@ -56,6 +57,10 @@ def test_no_heldout_answer_crashes_the_grader(heldout_graded: list[Case]) -> Non
 
 def test_every_heldout_right_answer_is_accepted(heldout_graded: list[Case]) -> None:
     check_right_answers_accepted(heldout_graded)
+
+
+def test_every_heldout_score_agrees_with_its_verdict(heldout_graded: list[Case]) -> None:
+    check_scores_agree_with_verdicts(heldout_graded)
 
 
 def test_no_heldout_wrong_answer_is_graded_correct(heldout_graded: list[Case]) -> None:

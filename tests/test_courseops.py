@@ -4,6 +4,7 @@ that change and whose application changes exactly those."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -203,3 +204,68 @@ def test_the_polled_status_brings_the_header_score_only_to_the_assignment_page(k
     elsewhere = logged_in(alice).get(url, HTTP_HX_REQUEST="true",
                                      HTTP_HX_CURRENT_URL=f"http://testserver{url[:-7]}").content.decode()
     assert "assignment-meta" not in elsewhere
+
+
+def test_each_change_of_a_regrade_preview_carries_its_reason(known: KnownCourse, make_user: Any) -> None:
+    """The preview said 5 → 2.50 without saying why (a past due date halved it): each change now names
+    the reference, the points, the tolerance, the late factor or the override that explains it."""
+    teacher = make_user("instructor").user
+    sub = known.submissions
+    erin = sub[("erin", "a", 1)]
+    score_override_create(submission_id=erin.id, part="x.grad", score=0.5, comment="close enough", by=teacher)
+    known.a.parts.filter(key="x.grad").update(rel_tol=1e-3)  # erin's 7.001 becomes right
+    known.a.parts.filter(key="y.grad").update(points=2)
+    regrade = regrade_request(assignment=known.a, by=teacher)
+    regrade_preview_compute(regrade_id=regrade.id)
+    regrade.refresh_from_db()
+    reasons = {c["submission"]: c["reasons"] for c in regrade.changes}
+    assert reasons[erin.id] == [
+        "x.grad: the same answer is now right against the same expected answer (the tolerance)",
+        "x.grad: the override keeps 0.5 (graded now 1, was 0)",
+        "y.grad: points 1 → 2",
+    ]
+    assert reasons[sub[("alice", "a", 1)].id] == ["y.grad: points 1 → 2"]
+    assert all(c["reasons"] for c in regrade.changes)
+
+    # the reference changes: z = xy + x² + x, so x.grad is 8 where it was 7
+    known.a.parts.filter(key="y.grad").update(points=1)
+    known.a.reference_program = known.a.reference_program.replace("z = a + b", "z = a + b + x")
+    known.a.save()
+    again = regrade_request(assignment=known.a, by=teacher)
+    regrade_preview_compute(regrade_id=again.id)
+    again.refresh_from_db()
+    alice2 = next(c for c in again.changes if c["submission"] == sub[("alice", "a", 2)].id)
+    assert alice2["reasons"] == ["x.grad: the reference changed (expected 7.0 → 8.0)"]
+    assert (alice2["old"], alice2["new"]) == (2.0, 1.0)
+
+
+def test_a_late_factor_change_is_named_and_the_history_counts_as_the_preview(known: KnownCourse,
+                                                                            make_user: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from assignments.models import Extension
+
+    teacher = make_user("instructor").user
+    Extension.objects.create(assignment=known.b, student=known.users["alice"],
+                             due_at=timezone.now() + timedelta(days=1))
+    known.b.parts.filter(key="y.grad").update(points=2)  # every result changes; one score changes
+    regrade = regrade_request(assignment=known.b, by=teacher)
+    regrade_preview_compute(regrade_id=regrade.id)
+    regrade.refresh_from_db()
+    late = next(c for c in regrade.changes if c["submission"] == known.submissions[("alice", "b", 2)].id)
+    assert late["reasons"][0].startswith("late factor ×0.5 → ×1 (submitted before the due date")
+    assert (regrade.score_change_count, regrade.feedback_only_count, regrade.checked) == (2, 0, 2)
+    from assignments.models import Membership
+
+    Membership.objects.create(user=teacher, course=known.course, role=Membership.Role.INSTRUCTOR)
+    staff = logged_in(type("P", (), {"user": teacher})())
+    detail = staff.get(f"/staff/assignments/{known.b.slug}/regrades/{regrade.id}/").content.decode()
+    history = staff.get(f"/staff/assignments/{known.b.slug}/regrades/").content.decode()
+    assert "2 scores change of 2 graded submissions" in re.sub(r"<[^>]+>", "", detail)
+    assert "2 scores change of 2 graded submissions" in history  # it said "2 changed of 2", counting feedback too
+    assert f"of {regrade.checked} graded submission" in history
+    assert "late factor ×0.5 → ×1" in detail
+    listed = staff.get(f"/staff/assignments/{known.b.slug}/submissions/")
+    assert listed.status_code == 200 and 'class="part-chip bad">x.grad: missing_path' in listed.content.decode()

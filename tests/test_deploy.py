@@ -1,6 +1,8 @@
-"""docker-compose.yml runs what the code is: its commands name modules, queues and scripts that
-exist, and the web container starts whatever the catalog holds (drafts are normal, a malformed
-file is logged)."""
+"""The shipped deployment runs what the code is and what an operator needs: docker-compose.yml's
+commands name modules, queues and scripts that exist; every setting and secret reaches the containers
+(no password in the file); a release step migrates and loads the catalog once, not every web replica;
+the web tier sits behind a buffering TLS proxy; the image installs production packages only, checked
+by hash, and runs as a user of its own. Checked offline: no container daemon is reachable here."""
 
 from __future__ import annotations
 
@@ -41,12 +43,12 @@ def test_the_sandbox_service_preloads_and_exposes_modules_that_exist() -> None:
 
 def test_one_worker_service_consumes_each_lane_and_every_command_names_real_code() -> None:
     from config.celery_app import app
-    from infra.lanes import CODE, MAINTENANCE, NUMERIC, queue_name
+    from infra.lanes import LANES, queue_name
 
     assert "CELERY_QUEUE" not in SERVICES["web"]["environment"]  # so the default queue's name is used
     session_queue, app.conf.task_default_queue = app.conf.task_default_queue, "grading"  # a test session has its own
     try:
-        lanes = {queue_name(lane=lane) for lane in (NUMERIC, CODE, MAINTENANCE)}
+        lanes = {queue_name(lane=lane) for lane in LANES}
     finally:
         app.conf.task_default_queue = session_queue
     consumed = {_argv(name)[_argv(name).index("-Q") + 1] for name in SERVICES if name.startswith("worker-")}
@@ -56,16 +58,61 @@ def test_one_worker_service_consumes_each_lane_and_every_command_names_real_code
     web = _argv("web")
     assert web[0] == "sh" and (ROOT / web[1]).is_file()
     assert "config.wsgi" in (ROOT / web[1]).read_text() and importlib.util.find_spec("config.wsgi") is not None
-    for name in ("web", *[s for s in SERVICES if s.startswith("worker-")]):
+    for name in ("release", "worker-numeric", "worker-code", "worker-maintenance"):  # they run sandbox jobs
         assert SERVICES[name]["depends_on"]["sandbox"] == {"condition": "service_healthy"}, name
 
 
+APP_SERVICES = ("release", "web", "worker-numeric", "worker-code", "worker-maintenance", "worker-lms", "beat")
+
+
+def test_settings_and_secrets_reach_every_process_and_no_secret_is_in_the_file() -> None:
+    text = (ROOT / "docker-compose.yml").read_text(encoding="utf-8")
+    for name in APP_SERVICES:
+        service = SERVICES[name]
+        assert service["env_file"] == ["grader.env"], name  # CSRF_TRUSTED_ORIGINS and the rest arrive
+        assert {"secret_key", "database_url", "redis_url"} <= set(service["secrets"]), name
+        assert service["environment"]["SECRET_KEY_FILE"] == "/run/secrets/secret_key", name
+        assert service["environment"]["TRUST_X_FORWARDED_PROTO"] == "1", name  # behind the TLS proxy
+    assert "POSTGRES_PASSWORD:" not in text and "grader:grader@" not in text
+    assert "--requirepass" in SERVICES["redis"]["command"]
+    assert (ROOT / "deploy" / "grader.env.example").is_file() and (ROOT / "deploy" / "make-secrets.sh").is_file()
+
+
+def test_only_the_tls_proxy_faces_clients_and_the_release_step_runs_before_the_rest() -> None:
+    published = {name for name, service in SERVICES.items() if service.get("ports")}
+    assert published == {"proxy"}
+    conf = (ROOT / "deploy" / "nginx.conf").read_text(encoding="utf-8")
+    assert "proxy_request_buffering on" in conf and "client_body_timeout" in conf and "ssl_certificate" in conf
+    assert _argv("release")[:2] == ["sh", "scripts/release.sh"] and SERVICES["release"]["restart"] == "no"
+    for name in APP_SERVICES[1:]:
+        assert SERVICES[name]["depends_on"]["release"] == {"condition": "service_completed_successfully"}, name
+    assert "migrate" not in (ROOT / "scripts" / "web_start.sh").read_text()
+    assert "/tmp" not in SERVICES["beat"]["command"] and SERVICES["beat"]["deploy"]["replicas"] == 1
+
+
+def test_the_image_installs_production_packages_by_hash_and_runs_as_its_own_user() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    assert "--require-hashes" in dockerfile and "requirements-prod.lock" in dockerfile
+    assert "requirements.lock" not in dockerfile.replace("requirements-prod.lock", "")
+    assert "whl/cpu" in dockerfile  # the CPU build of torch
+    users = [line.split()[1] for line in dockerfile.splitlines() if line.startswith("USER ")]
+    assert users and users[-1] != "root"
+    lock = (ROOT / "requirements-prod.lock").read_text(encoding="utf-8")
+    pins = [line.split(" ")[0] for line in lock.splitlines() if "==" in line]
+    names = {pin.split("==")[0].lower().replace("_", "-") for pin in pins}
+    assert lock.count("--hash=sha256:") == len(pins) > 0
+    assert not names & {"pytest", "mypy", "ruff", "playwright", "lti1p3platform", "hypothesis", "import-linter"}
+    needed = {line.split("==")[0].split("[")[0].lower().replace("_", "-")
+              for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line}
+    assert needed <= names and "torch==2.13.0+cpu" in pins
+
+
 @pytest.mark.integration
-def test_the_web_starts_with_a_draft_and_a_malformed_file_in_the_catalog(
+def test_the_release_step_loads_a_draft_and_logs_a_malformed_file_and_twice_changes_nothing(
         live_db: None, sandbox_socket: str, tmp_path: Path) -> None:
     import sys
 
-    from conftest import free_port, service_env, stop_process
+    from conftest import service_env
 
     tag = uuid.uuid4().hex[:6]
     weak, bad = f"web-weak-{tag}", f"web-bad-{tag}"
@@ -74,21 +121,42 @@ def test_the_web_starts_with_a_draft_and_a_malformed_file_in_the_catalog(
         f'slug = "{weak}"\ntitle = "W"\nstatement = "s"\nreference = """\nx = torch.tensor(x0, requires_grad=True)\n'
         'z = 3 * x**2\nz.backward()\n"""\n[params]\nx0 = 0.0\n[[parts]]\nkey = "x.grad"\n', encoding="utf-8")
     (tmp_path / f"{bad}.toml").write_text('slug = "unclosed\n', encoding="utf-8")
+    env = service_env(PYTHON=sys.executable)
+    runs = [subprocess.run(["sh", "scripts/release.sh", str(tmp_path)], cwd=ROOT, env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    assert [run.returncode for run in runs] == [0, 0]  # drafts and refusals are logged, not a failed release
+    first, second = (run.stdout + run.stderr for run in runs)
+    assert f"kept as a draft {weak}" in first and "the answer 0 passes" in first
+    assert f"error: {bad}.toml: file: is not valid TOML" in first and "load_assignments exited 2" in first
+    assert "No migrations to apply" in second and "published " not in second, second  # nothing new
+    from assignments.models import Assignment
+
+    assert Assignment.objects.filter(slug=weak).count() == 1
+
+
+def test_without_a_named_catalog_the_release_step_loads_none() -> None:
+    text = (ROOT / "scripts" / "release.sh").read_text()
+    assert "GRADER_RELEASE_CATALOG" in text and "assignments/catalog" not in text  # never the demo by default
+
+
+@pytest.mark.integration
+def test_a_web_replica_serves_without_migrating(live_db: None, tmp_path: Path) -> None:
+    import sys
+
+    from conftest import free_port, service_env, stop_process
+
     port = free_port()
     log = tmp_path / "web.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen(["sh", "scripts/web_start.sh", str(tmp_path)], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
+        proc = subprocess.Popen(["sh", "scripts/web_start.sh"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True,
                                 env=service_env(PYTHON=sys.executable, BIND=f"127.0.0.1:{port}", WEB_WORKERS="1"))
     try:
-        page = _get_when_up(f"http://127.0.0.1:{port}/accounts/login/", proc, log)
-        assert "Log in" in page or "login" in page.lower()
+        page = _get_when_up(f"http://127.0.0.1:{port}/healthz/live", proc, log)
+        assert '"ok"' in page
     finally:
         stop_process(proc)
-    text = log.read_text(errors="replace")
-    assert f"kept as a draft {weak}" in text and "the answer 0 passes" in text
-    assert f"error: {bad}.toml: file: is not valid TOML" in text
-    assert "web: load_assignments exited 2" in text
+    assert "migrat" not in log.read_text(errors="replace").lower()
 
 
 def _get_when_up(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> str:
@@ -104,3 +172,45 @@ def _get_when_up(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
         except OSError:
             time.sleep(0.2)
     raise AssertionError(f"the web server never answered:\n{log.read_text(errors='replace')}")
+
+
+KUBERNETES = ROOT / "deploy" / "kubernetes"
+
+
+def _manifests() -> list[dict[str, Any]]:
+    return [doc for path in sorted(KUBERNETES.glob("*.yaml"))
+            for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")) if doc]
+
+
+def test_the_kubernetes_manifests_pass_the_schemas_of_kubernetes_1_30() -> None:
+    import kubernetes_validate
+
+    documents = _manifests()
+    assert len(documents) >= 12
+    for document in documents:
+        kubernetes_validate.validate(document, "1.30.0", strict=True)  # raises on any unknown or wrong field
+
+
+def test_the_kubernetes_topology_is_the_production_one() -> None:
+    by_kind: dict[str, dict[str, Any]] = {}
+    for document in _manifests():
+        by_kind.setdefault(document["kind"], {})[document["metadata"]["name"]] = document
+    web = by_kind["Deployment"]["grader-web"]["spec"]["template"]["spec"]["containers"][0]
+    assert web["livenessProbe"]["httpGet"]["path"] == "/healthz/live"
+    assert web["readinessProbe"]["httpGet"]["path"] == "/healthz/ready"
+    assert "grader-web" in by_kind["HorizontalPodAutoscaler"] and "grader-web" in by_kind["PodDisruptionBudget"]
+    assert by_kind["Job"]["grader-release"]["spec"]["template"]["spec"]["containers"][0]["command"] == [
+        "sh", "scripts/release.sh"]
+    beat = by_kind["Deployment"]["grader-beat"]["spec"]
+    assert beat["replicas"] == 1 and beat["strategy"]["type"] == "Recreate"
+    from infra.lanes import LANES
+
+    workers = {name for name in by_kind["Deployment"] if name.startswith("grader-worker-")}
+    assert workers == {f"grader-worker-{lane}" for lane in LANES}
+    for name, deployment in by_kind["Deployment"].items():
+        spec = deployment["spec"]["template"]["spec"]
+        sidecars = [c["name"] for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
+        assert ("sandbox" in sidecars) == (name in {"grader-worker-numeric", "grader-worker-code",
+                                                      "grader-worker-maintenance"}), name
+        for container in spec["containers"]:  # only the sandbox sidecar runs as root
+            assert container["securityContext"]["runAsNonRoot"] is True, name

@@ -63,6 +63,8 @@ def test_while_a_drain_waits_more_submissions_send_no_second_one(queue: str) -> 
 def test_with_the_broker_away_enqueue_says_what_happens_instead_and_never_raises(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")  # nothing listens there
+    monkeypatch.setattr(app, "_pool", None)  # connections are pooled: new ones go to the URL above
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
     assert enqueue("grader.grade_submission", 7, lane="code", if_lost="the sweeper sends it again") is False
     assert "could not enqueue grader.grade_submission(7,); the sweeper sends it again" in caplog.text
 

@@ -114,3 +114,56 @@ def test_bad_input_exits_2_with_a_message_and_stores_nothing(args: list[str], me
     assert caught.value.returncode == 2
     assert message in str(caught.value)
     assert Submission.objects.count() == 0
+
+
+TRACKS_X = ("x = torch.tensor([x0], requires_grad=True)\nw = torch.tensor([0.0], requires_grad=True)\n"
+            "with torch.no_grad():\n    w += w0\nz = w * x\nz.backward()\n")
+
+
+def test_a_fix_that_tracks_x_is_incorrect_and_earns_nothing(tmp_path: Path) -> None:
+    """On the exam twist, x.grad is None: a fix leaving a number there was shown "incorrect 1 / 1"
+    and counted in the total, because a gradient expected to be None earned no share of its own."""
+    source = tmp_path / "fix.py"
+    source.write_text(TRACKS_X)
+    document = grade_code_file("untracked-leaf", f"fix={source}")
+    fix = part(document, "fix")
+    assert fix["correct"] is False and fix["diagnosis"]["kind"] == "untracked_leaf"
+    assert fix["score"] == 0 and fix["max_score"] == 1
+    assert document["score"] == 0
+    out = io.StringIO()
+    call_command("grade", "untracked-leaf", "--code-file", f"fix={source}", stdout=out)
+    assert "untracked-leaf: 0 / 3" in out.getvalue()
+    assert "incorrect (0/1)" in out.getvalue()
+
+
+def grade_code_file(slug: str, *specs: str) -> dict[str, Any]:
+    out = io.StringIO()
+    call_command("grade", slug, *(arg for spec in specs for arg in ("--code-file", spec)), "--json", stdout=out)
+    document: dict[str, Any] = json.loads(out.getvalue())
+    return document
+
+
+def test_a_function_part_asking_for_shares_is_partly_right(tmp_path: Path) -> None:
+    """grad_z's config says `partial = true`: one of its two values right earns half, told "partly right"."""
+    source = tmp_path / "grad_z.py"
+    source.write_text("def grad_z(x, y):\n    return 2*x, x\n")
+    grad_z = part(grade_code_file("visual-walkthrough", f"grad_z={source}"), "grad_z")
+    assert grad_z["correct"] is False and grad_z["score"] == 1.0 and grad_z["max_score"] == 2.0
+    out = io.StringIO()
+    call_command("grade", "visual-walkthrough", "--code-file", f"grad_z={source}", stdout=out)
+    assert "partly right (1/2)" in out.getvalue()
+
+
+def test_a_formula_key_is_a_formula_and_a_code_key_is_code(tmp_path: Path) -> None:
+    """The expected answer of a formula part was shown as a number, a code part's as a Python dict."""
+    source = tmp_path / "grad_z.py"
+    source.write_text("def grad_z(x, y):\n    return 2*x, x\n")
+    out = io.StringIO()
+    call_command("grade", "visual-walkthrough", "dz_dx=2*x", "--code-file", f"grad_z={source}", "--json", stdout=out)
+    document = json.loads(out.getvalue())
+    assert part(document, "dz_dx")["expected_text"] == "y + 2*x   (= 7 at x = 2, y = 3)"
+    assert part(document, "grad_z")["expected_text"] == "grad_z(2, 3)  # returns (7, 2)"
+    fix = tmp_path / "fix.py"
+    fix.write_text(TRACKS_X)
+    document = grade_code_file("untracked-leaf", f"fix={fix}")
+    assert part(document, "fix")["expected_text"] == "w.grad  # [2]\nx.grad  # None"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from axes.models import AccessAttempt
-from django.test import Client
+from django.test import Client, override_settings
 
 from assignments.models import Assignment, Course, Extension
 from assignments.services import membership_set
@@ -59,6 +59,7 @@ def nul_requests(known: KnownCourse) -> list[tuple[str, str, dict[str, str]]]:
     ]
 
 
+@override_settings(GRADER_COURSE_CREATORS="instructors")  # the course form's input checks, not who may use it
 def test_a_nul_character_in_a_query_path_or_form_is_a_400_and_writes_nothing(known: KnownCourse,
                                                                               teacher: Any) -> None:
     client = logged_in(teacher, raise_request_exception=False)
@@ -105,6 +106,7 @@ def test_the_bounded_numbers_keep_their_meaning() -> None:
 
 @pytest.mark.parametrize("form", [{"slug": "ａｂ", "title": "Full-width"}, {"slug": "a" * 51, "title": "Long slug"},
                                   {"slug": "long-title", "title": "t" * 201}, {"slug": "a_b", "title": "t"}])
+@override_settings(GRADER_COURSE_CREATORS="instructors")
 def test_a_course_slug_must_be_ascii_and_fit_its_column(teacher: Any, form: dict[str, str]) -> None:
     response = logged_in(teacher, raise_request_exception=False).post("/staff/courses/new/", form)
     assert response.status_code == 400

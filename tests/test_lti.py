@@ -19,7 +19,7 @@ from grader.models import Submission
 from lti.models import ScoreDelivery
 from tests.clients import logged_in
 from tests.lti_platform.browser import LmsBrowser, forms_of
-from tests.lti_platform.fixtures import platform_running
+from tests.lti_platform.fixtures import platform_register, platform_running
 from tests.lti_platform.launches import INSTRUCTOR, LEARNER, TA, LaunchSpec, Member
 from tests.lti_platform.server import LmsPlatform
 from tests.lti_platform.services import line_item_create
@@ -211,3 +211,51 @@ def test_a_refused_score_is_shown_to_instructors_and_retried_until_it_arrives(
     assert score["scoreGiven"] == 1.0
     delivered = ScoreDelivery.objects.get(id=failing.id)
     assert delivered.status == ScoreDelivery.Status.SENT and delivered.tries == 2 and delivered.last_error == ""
+
+
+def test_a_score_goes_only_to_the_column_of_the_students_own_lms_course(
+        live_db: None, worker: Any, lti_platform: LmsPlatform, web_server: str) -> None:
+    """Two LMS courses of one deployment use the demo course and link the same assignment, each to a
+    column of its own: a student of course A never gets a score in course B's column."""
+    from assignments.services import course_demo
+
+    platform_register(lti_platform, course=course_demo().slug, contexts=("course-2",))
+    link_a, link_b = f"link-{uuid.uuid4().hex[:8]}", f"link-{uuid.uuid4().hex[:8]}"
+    column_a = line_item_create(state=lti_platform.state, base=lti_platform.url("/contexts/course-1/lineitems"),
+                                body={"label": "Positive gradient", "scoreMaximum": 4, "resourceLinkId": link_a})
+    column_b = line_item_create(state=lti_platform.state, base=lti_platform.url("/contexts/course-2/lineitems"),
+                                body={"label": "Positive gradient", "scoreMaximum": 4, "resourceLinkId": link_b})
+    teacher_b = LmsBrowser(lti_platform).launch(LaunchSpec(user=person(INSTRUCTOR), context_id="course-2",
+                                                           resource_link_id=link_b, custom={"assignment": SLUG}))
+    assert teacher_b.response.status_code == 302
+    student = person()
+    browser = LmsBrowser(lti_platform)
+    assert browser.launch(LaunchSpec(user=student, resource_link_id=link_a,
+                                     custom={"assignment": SLUG})).response.status_code == 302
+    graded(submit(browser, web_server, SLUG, {"x.grad": "7"}))
+    [score] = wait_for(lambda: scores_for(lti_platform, student.user_id, column_a["id"]), what="course A's score")
+    assert score["scoreGiven"] == 1.0
+    time.sleep(2)
+    assert scores_for(lti_platform, student.user_id, column_b["id"]) == []
+    assert not ScoreDelivery.objects.filter(user__lti_users__sub=student.user_id,
+                                            link__line_item_url=column_b["id"]).exists()
+
+
+def test_a_member_the_roster_no_longer_lists_leaves_the_course(
+        live_db: None, worker: Any, lti_platform: LmsPlatform, instructor: Any) -> None:
+    """Open edX leaves a dropped student out of the listing instead of marking them inactive; the listing
+    comes in pages of two (`next` links), so the tool only knows who left once it has read them all."""
+    stays, leaves = person(LEARNER, "Stay Here"), person(LEARNER, "Left Quietly")
+    for member in (stays, leaves):
+        lti_platform.enroll(member)
+    LmsBrowser(lti_platform).launch(LaunchSpec(user=person(INSTRUCTOR), custom={"assignment": SLUG}))
+
+    def in_course(member: Member) -> bool:
+        return Membership.objects.filter(user__lti_users__sub=member.user_id, course__slug="autograd-101").exists()
+
+    wait_for(lambda: in_course(stays) and in_course(leaves), what="both synced")
+    del lti_platform.state.members[leaves.user_id]
+    assert logged_in(instructor).post("/lti/courses/autograd-101/", {"retry": "roster"}).status_code == 302
+    wait_for(lambda: not in_course(leaves), what="the unlisted member removed")
+    assert in_course(stays)
+    assert Membership.objects.filter(user=instructor.user, course__slug="autograd-101").exists()  # not from the LMS

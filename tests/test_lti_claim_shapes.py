@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lti.claim_shapes import claims_problem
 from tests.lti_platform.browser import LmsBrowser
@@ -50,3 +52,25 @@ def test_well_formed_claims_pass_the_shape_check() -> None:
             CLAIM + "context": {"id": "course-1", "title": "Autograd 101"}, CLAIM + "custom": {"assignment": 5},
             CLAIM + "resource_link": {"id": "link-1"}, AGS: {"scope": [], "lineitem": "https://lms.example/li/1"}}
     assert claims_problem(body) is None
+
+
+WRONG_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shape=st.one_of(
+    WRONG_JSON.filter(lambda v: not isinstance(v, dict)).map(lambda v: {"whole_body": v}),
+    WRONG_JSON.filter(lambda v: not isinstance(v, dict)).map(lambda v: {"whole_header": v}),
+    WRONG_JSON.filter(lambda v: not isinstance(v, str)).map(lambda v: {"claims": {"nonce": v}}),
+    WRONG_JSON.filter(lambda v: not isinstance(v, dict)).map(lambda v: {"claims": {CLAIM + "context": v}}),
+    WRONG_JSON.filter(lambda v: not isinstance(v, str | list)).map(lambda v: {"claims": {"aud": v}}),
+))
+def test_an_id_token_of_any_json_shape_from_the_test_platform_is_a_readable_4xx(
+        live_db: None, lti_platform: LmsPlatform, shape: dict[str, Any]) -> None:
+    browser = LmsBrowser(lti_platform)
+    response = browser.launch(spec(**shape)).response
+    assert 400 <= response.status_code < 500, (shape, response.status_code, response.text[:300])
+    assert "refused" in response.text and "could not be read" not in response.text

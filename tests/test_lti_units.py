@@ -20,7 +20,7 @@ from pylti1p3.exception import LtiException
 
 from lti.framing import platform_origins, platform_origins_forget
 from lti.keys import key_rotate, signing_key, tool_jwks
-from lti.models import DeploymentCourse
+from lti.models import ContextCourse
 from lti.roles import course_role_from_lti
 from lti.validation import TimedSession, platform_jwks
 
@@ -66,8 +66,8 @@ def test_a_rotated_key_is_published_at_once_but_signs_only_after_the_publish_del
 @pytest.mark.django_db
 def test_lti_register_creates_then_updates_and_prints_the_tool_urls() -> None:
     out = StringIO()
-    call_command("lti_register", *REGISTER, "--course", "autograd-101", "--base-url", "https://grader.example",
-                 stdout=out)
+    call_command("lti_register", *REGISTER, "--course", "autograd-101", "--context", "lms-course-7",
+                 "--base-url", "https://grader.example", stdout=out)
     assert "created" in out.getvalue() and "https://grader.example/lti/login/" in out.getvalue()
     assert "https://grader.example/lti/jwks/" in out.getvalue()
     LtiDeployment.objects.filter(deployment_id="d-1").update(is_active=False)
@@ -76,7 +76,8 @@ def test_lti_register_creates_then_updates_and_prints_the_tool_urls() -> None:
     registration = LtiRegistration.objects.get(issuer="https://lms.school.example", client_id="c-1")
     assert "updated" in out.getvalue() and registration.name == "Renamed"
     assert LtiDeployment.objects.get(registration=registration, deployment_id="d-1").is_active
-    assert DeploymentCourse.objects.get(deployment__deployment_id="d-1").course.slug == "autograd-101"
+    bound = ContextCourse.objects.get(context__deployment__deployment_id="d-1")  # only the LMS course it names
+    assert (bound.context.id_on_platform, bound.course.slug) == ("lms-course-7", "autograd-101")
 
 
 @pytest.mark.django_db

@@ -255,10 +255,10 @@ def test_with_no_attempt_left_the_submit_button_is_off_and_says_why(student: Any
     Assignment.objects.filter(slug="detach").update(max_attempts=1)
     client = logged_in(student)
     page = client.get("/assignments/detach/").content.decode()
-    assert "You have used all" not in page and re.search(r'<button type="submit" class="primary">', page)
+    assert "You have used" not in page and re.search(r'<button type="submit" class="primary">', page)
     post_answers(client, "detach", {"x.grad": "4"})
     page = client.get("/assignments/detach/").content.decode()
-    assert "You have used all 1 attempts." in page
+    assert "You have used your only attempt." in page  # not "all 1 attempts"
     assert re.search(r'<button type="submit" class="primary" disabled aria-describedby="no-attempts-left">', page)
 
 
@@ -279,3 +279,57 @@ def test_a_code_answer_keeps_its_lines_beside_feedback_that_quotes_them() -> Non
     one_line = {**part, "answer": "4"}
     html = render_to_string("grader/_feedback.html", {"document": {"score": 0, "max_score": 1, "parts": [one_line]}})
     assert '<code class="answer">4</code>' in html and "answer-code" not in html
+
+
+@pytest.mark.django_db
+def test_readiness_stays_ok_while_the_sandbox_cannot_take_a_job(client: Client, settings: Any, tmp_path: Any) -> None:
+    settings.GRADER_READY_CACHE_S = 0
+    settings.SANDBOX_SOCKET = str(tmp_path / "nobody-listens.sock")  # every slot busy looks the same to a probe
+    assert client.get("/healthz").status_code == 503  # the operator's full look names it
+    response = client.get("/healthz/ready")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}  # anonymous: no details
+    assert client.get("/healthz/live").json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_readiness_is_503_without_the_broker_and_checks_once_per_interval(
+        client: Client, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from config.celery_app import app
+    from grader import selectors
+
+    settings.GRADER_READY_CACHE_S = 0
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:9/0")
+    response = client.get("/healthz/ready")
+    assert response.status_code == 503 and response.json() == {"status": "unavailable"}
+    settings.GRADER_READY_CACHE_S = 60
+    checks: list[int] = []
+    monkeypatch.setattr(selectors, "_database_state", lambda: checks.append(1) or "ok")
+    for _ in range(5):
+        client.get("/healthz/ready")
+    assert len(checks) <= 1  # a probe storm costs one check per interval
+
+
+@pytest.mark.django_db
+def test_a_status_poll_that_could_not_wait_asks_again_later_not_sooner(student: Any, settings: Any) -> None:
+    settings.GRADER_WAIT_SLOTS = 0  # every waiting slot of the process taken: the poll answers at once
+    client = logged_in(student)
+    post_answers(client, "visual-walkthrough", {"x.grad": "4"})
+    submission = Submission.objects.get(student=student.user)  # no worker here: it stays queued
+    html = client.get(f"/submissions/{submission.id}/status/").content.decode()
+    assert 'hx-trigger="load delay:2000ms"' in html
+
+
+@pytest.mark.django_db
+def test_a_pending_job_page_asks_less_often_as_the_job_ages(instructor: Any) -> None:
+    from datetime import timedelta
+
+    from assignments.models import AuthoringJob, Course
+    from authoring.job_views import poll_ms
+    from infra import clock
+
+    job = AuthoringJob(kind=AuthoringJob.Kind.PREVIEW, course=Course.objects.first(), created_at=clock.now())
+    delays = []
+    for age_s in (0, 5, 60):
+        job.created_at = clock.now() - timedelta(seconds=age_s)
+        delays.append(poll_ms(job))
+    assert delays == sorted(delays) and delays[0] <= 100 and delays[-1] >= 2000

@@ -7,6 +7,7 @@ typesets them in the browser.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import template
@@ -100,6 +101,73 @@ def path_arrows(names: list[str]) -> str:
 def multiline(text: object) -> bool:
     """A code answer of several lines: shown as a numbered block (the feedback quotes its lines)."""
     return isinstance(text, str) and "\n" in text.strip("\n")
+
+
+@register.filter
+def answer_text(text: object) -> str:
+    """An answer as the student gave it: a multiple choice's options by their text (`x → add → z;
+    x → mul → add → z`), not the JSON list the form stores (`["x \\u2192 add \\u2192 z"]`)."""
+    if not isinstance(text, str) or not text.lstrip().startswith('["'):
+        return "" if text is None else str(text)
+    try:
+        chosen = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(chosen, list) and chosen and all(isinstance(option, str) for option in chosen):
+        return "; ".join(chosen)
+    return text
+
+
+def _duration(hours: float) -> str:
+    """3 h, 40 min, 2 days 3 h: how late, as a person says it."""
+    minutes = round(hours * 60)
+    if minutes < 60:
+        return f"{max(minutes, 1)} min"
+    whole = round(hours)
+    if whole < 48:
+        return f"{whole} h"
+    days, rest = divmod(whole, 24)
+    return f"{days} days" + (f" {rest} h" if rest else "")
+
+
+def _factor(value: float) -> str:
+    return f"{value:g}"
+
+
+@register.filter
+def late_words(document: dict[str, Any]) -> str:
+    """A late result's penalty in words: "submitted 3 h late: score × 0.5"."""
+    factor = float(document.get("late_factor", 1.0))
+    hours = document.get("hours_late")
+    when = f"submitted {_duration(float(hours))} late" if isinstance(hours, (int, float)) else "submitted late"
+    if factor <= 0:
+        return f"{when}: no credit"
+    return f"{when}: score × {_factor(factor)}"
+
+
+@register.filter
+def late_policy_words(steps: list[list[float]]) -> str:
+    """An assignment's late penalty in words: [[0, 0.9], [24, 0.5]] → "up to 24 h late: score × 0.9;
+    24 h late or more: score × 0.5"."""
+    ordered = sorted((float(hours), float(factor)) for hours, factor in steps)
+    clauses = []
+    for index, (hours, factor) in enumerate(ordered):
+        credit = "no credit" if factor <= 0 else f"score × {_factor(factor)}"
+        following = ordered[index + 1][0] if index + 1 < len(ordered) else None
+        start = "after the due date" if hours <= 0 else f"{_duration(hours)} late or more"
+        if following is not None:
+            start = f"up to {_duration(following)} late" if hours <= 0 else (
+                f"from {_duration(hours)} to {_duration(following)} late")
+        clauses.append(f"{start}: {credit}")
+    return "; ".join(clauses)
+
+
+@register.filter
+def verdict(part: dict[str, Any]) -> str:
+    """A part's verdict: "correct", "partly right" or "incorrect" (chainrule.result.verdict)."""
+    from chainrule.result import verdict as part_verdict
+
+    return part_verdict(part) if isinstance(part, dict) else "incorrect"
 
 
 @register.filter

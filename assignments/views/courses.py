@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from assignments.access import course_for_staff_or_404, course_role, staff_courses
+from assignments.access import course_for_staff_or_404, course_role, may_create_courses, staff_courses
 from assignments.models import Membership
 from assignments.selectors import staff_course_rows
 
@@ -19,9 +19,10 @@ from assignments.selectors import staff_course_rows
 def staff_home(request: HttpRequest) -> HttpResponse:
     """The courses I teach or assist in, with my role in each."""
     rows = staff_course_rows(user=request.user)
-    if not rows and not request.user.has_perm("assignments.add_course"):
+    may_create = may_create_courses(user=request.user)
+    if not rows and not may_create:
         raise PermissionDenied("You are not on the staff of any course.")
-    return render(request, "staff/home.html", {"rows": rows})
+    return render(request, "staff/home.html", {"rows": rows, "may_create_courses": may_create})
 
 
 @login_required

@@ -26,6 +26,7 @@ from chainrule.diagnosis.numeric import (
     how_far,
     hypothesis_rank,
     most_specific,
+    second_reading,
 )
 from chainrule.diagnosis.subject_words import spoken_of
 from chainrule.model import Analysis, Highlight, Hypothesis, PartReference
@@ -102,10 +103,10 @@ def _diagnose_points(
         found.detail = {**found.detail, "point": labels[structural], "points_checked": len(right)}
         return found
     evidence = PointEvidence(analyses, part, answers, right, rel_tol, abs_tol)
-    chosen, also = explanation(evidence)
+    chosen, also, second = explanation(evidence)
     if chosen is None:
         return _unknown(evidence, labels)
-    return _explained(evidence, chosen, also)
+    return _explained(evidence, chosen, also, second)
 
 
 def _references(
@@ -128,8 +129,9 @@ def _mismatched(answer: Value, reference: PartReference) -> bool:
         return True
 
 
-def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
-    """The chosen hypothesis and the other kinds that also fit every point."""
+def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str], Hypothesis | None]:
+    """The chosen hypothesis, the other kinds that also fit every point, and a second reading the
+    evidence supports just as well (numeric.second_reading), if any."""
     fitting = hypotheses_fitting_everywhere(evidence)
     local = [h for h in fitting if h.kind == "wrong_local_derivative"]
     pairs = [h for h in fitting if h.kind == "two_mistakes"]  # only when no single mistake fits
@@ -147,7 +149,7 @@ def explanation(evidence: PointEvidence) -> tuple[Hypothesis | None, list[str]]:
     elif pairs:
         chosen = pairs[0]
     also = [kind for kind in dict.fromkeys(h.kind for h in fitting) if chosen is None or kind != chosen.kind]
-    return chosen, also
+    return chosen, also, second_reading(chosen, fitting) if chosen is not None else None
 
 
 def hypotheses_fitting_everywhere(evidence: PointEvidence) -> list[Hypothesis]:
@@ -213,13 +215,13 @@ def _decomposed(evidence: PointEvidence) -> Hypothesis | None:
     return terms_hypothesis(terms, evidence.analyses[evidence.first_wrong], evidence.part) if terms else None
 
 
-def _explained(evidence: PointEvidence, chosen: Hypothesis, also: list[str]) -> Diagnosis:
+def _explained(evidence: PointEvidence, chosen: Hypothesis, also: list[str], second: Hypothesis | None) -> Diagnosis:
     first = evidence.first_wrong
     analysis = evidence.analyses[first]
     reference = analysis.parts[evidence.part]
     context = feedback_context(analysis, reference, evidence.answers[first])
     wrong = evidence.right.count(False)
-    message = hypothesis_message(chosen, context, also) + _coverage(len(evidence.right), wrong)
+    message = hypothesis_message(chosen, context, second) + _coverage(len(evidence.right), wrong)
     detail = {**chosen.detail, "points_checked": len(evidence.right), "points_wrong": wrong}
     expected = evidence.analyses[0].parts[evidence.part].value
     return Diagnosis(evidence.part, False, chosen.kind, chosen.paths, message, also=also,

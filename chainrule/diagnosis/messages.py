@@ -17,10 +17,12 @@ from chainrule.diagnosis.message_context import (
     path_text,
     paths_text,
     times_text,
+    with_value,
 )
 from chainrule.diagnosis.slip_messages import (
     ACCUMULATION_RULE,
     belief_message,
+    edge_words,
     kinks_ignored_message,
     two_mistakes_message,
     wrong_local_derivative_message,
@@ -256,16 +258,49 @@ MESSAGES: dict[str, Callable[[Hypothesis, FeedbackContext], str]] = {
 }
 
 
-def hypothesis_message(hypothesis: Hypothesis, context: FeedbackContext, also: list[str]) -> str:
+def hypothesis_message(hypothesis: Hypothesis, context: FeedbackContext, second: Hypothesis | None = None) -> str:
+    """One diagnosis, stated plainly. `second`: a reading the evidence supports just as well (the
+    engine cannot rank one above the other); it is told with how to tell the two apart. Readings it
+    ranks lower are never listed."""
     message = MESSAGES[hypothesis.kind](hypothesis, context)
-    return message + also_text(also)
+    return message + second_reading_text(hypothesis, second, context) if second is not None else message
 
 
-def also_text(also: list[str]) -> str:
-    if not also:
-        return ""
-    causes = [KIND_SUMMARY.get(kind, kind) for kind in also]
-    return " The same answer could also come from " + " or ".join(causes) + "."
+def second_reading_text(chosen: Hypothesis, second: Hypothesis, context: FeedbackContext) -> str:
+    """E.g. "It could equally be that your x.grad leaves out x → add → z: both give your number here.
+    To tell which, work out the path x → mul → add → z and the path x → add → z again on their own:
+    the one your working does not match is the slip." """
+    return (f" It could equally be that your {context.part} {reading_clause(second)}: both give your number "
+            f"here. To tell which, work out {_site(chosen)} and {_site(second)} again on their own: the one "
+            "your working does not match is the slip.")
+
+
+def reading_clause(h: Hypothesis) -> str:
+    """What a hypothesis says the student did, as a verb phrase after "your x.grad"."""
+    detail = h.detail
+    if h.kind == "wrong_local_derivative" and isinstance(detail.get("edge"), list):
+        used = with_value(detail.get("used"), detail.get("used_value"))
+        return f"uses {used} as the local derivative of {edge_words(detail)}"
+    if h.kind == "forward_value":
+        return f"is the forward value of {detail.get('tensor') or detail.get('name')}"
+    if h.kind == "other_gradient":
+        return f"is {detail.get('tensor')}.grad"
+    clause = PATH_CLAUSES.get("cut_path" if h.kind == "extra_path" and detail.get("reason") == "detach" else h.kind)
+    if clause is not None and h.paths:
+        return clause(paths_text(h.paths), detail)
+    return f"comes from {KIND_SUMMARY.get(h.kind, h.kind.replace('_', ' '))}"
+
+
+def _site(h: Hypothesis) -> str:
+    """Where to look to confirm a reading."""
+    if h.kind == "wrong_local_derivative" and isinstance(h.detail.get("edge"), list):
+        return f"the local derivative on the edge {path_text([str(name) for name in h.detail['edge']])}"
+    if h.kind == "forward_value":
+        return "which numbers in your working come from the forward pass"
+    if h.paths:
+        noun = "path" if len(h.paths) == 1 else "paths"
+        return f"the {noun} {paths_text(h.paths)}"
+    return "each step of your working"
 
 
 def correct_message(context: FeedbackContext) -> str:

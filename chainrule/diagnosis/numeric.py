@@ -1,6 +1,7 @@
 """Diagnose a numeric answer against a precomputed Analysis: no torch, no
 program run. The simplest hypothesis that reproduces the answer within
-tolerance wins; other kinds that also fit are mentioned."""
+tolerance wins. It is stated alone; a second reading is told only where the
+evidence supports it just as well (the same rank), with how to tell the two apart."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ class Diagnosis:
     kind: str  # "correct", a hypothesis kind, or "unknown"
     paths: list[list[str]]
     message: str  # for the student: never contains the expected value
-    also: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)  # other kinds that fit, less likely (data, never told)
     highlight: Highlight = field(default_factory=Highlight)
     expected: Value | dict[str, Value] = None  # for instructors (a dict for multi-gradient code parts)
     detail: dict[str, Any] = field(default_factory=dict)
@@ -168,6 +169,22 @@ def most_specific(fitting: list[Hypothesis]) -> Hypothesis | None:
     return first
 
 
+def second_reading(chosen: Hypothesis, fitting: list[Hypothesis]) -> Hypothesis | None:
+    """Another hypothesis the evidence supports exactly as well as the chosen one: it fits too and
+    ranks the same (hypothesis_rank), and it names another mistake (another kind, path or edge).
+    A reading the ranking puts below the chosen one is less likely and is not told; two slips at once
+    are never offered as an equal alternative to one."""
+    rank = hypothesis_rank(chosen)
+    for other in fitting:
+        if other is chosen or other.kind in ("two_mistakes", "combination") or hypothesis_rank(other) != rank:
+            continue
+        if (other.kind, sorted(other.paths), other.detail.get("edge")) == (
+                chosen.kind, sorted(chosen.paths), chosen.detail.get("edge")):
+            continue
+        return other
+    return None
+
+
 def _explained(
     reference: PartReference, chosen: Hypothesis, fitting: list[Hypothesis], context: FeedbackContext
 ) -> Diagnosis:
@@ -177,7 +194,7 @@ def _explained(
         correct=False,
         kind=chosen.kind,
         paths=chosen.paths,
-        message=hypothesis_message(chosen, context, also),
+        message=hypothesis_message(chosen, context, second_reading(chosen, fitting)),
         also=also,
         highlight=chosen.highlight,
         expected=reference.value,

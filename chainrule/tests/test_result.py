@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 from chainrule import GradedPart, build_result, diagnose_numeric, parse_numeric
+from chainrule.result import verdict
 from chainrule.tests.seeds import seed_analysis
 
 
@@ -43,11 +44,37 @@ def test_it_links_the_graph_picture_when_given() -> None:
     assert build_result(assignment="a", parts=[with_url])["parts"][0]["graph_svg_url"] == "/graphs/1.svg"
 
 
-def test_a_part_answering_several_gradients_earns_a_share_per_right_one() -> None:
+def several(components: dict[str, dict[str, object]], *, per_gradient: bool) -> dict[str, object]:
     from chainrule import Diagnosis
 
+    diagnosis = Diagnosis("grad_z", False, "missing_path", [], "…", detail={"components": components})
+    part = GradedPart(diagnosis=diagnosis, answer="def …", max_score=3.0, per_gradient=per_gradient)
+    return build_result(assignment="a", parts=[part])["parts"][0]
+
+
+def test_a_part_asking_for_it_earns_a_share_per_right_gradient_none_expected_included() -> None:
     components = {"x.grad": {"correct": False, "expected": 7.0}, "y.grad": {"correct": True, "expected": 2.0},
                   "z.grad": {"correct": True, "expected": 1.0}, "u.grad": {"correct": True, "expected": None}}
-    diagnosis = Diagnosis("grad_z", False, "missing_path", [], "…", detail={"components": components})
-    result = build_result(assignment="a", parts=[GradedPart(diagnosis=diagnosis, answer="def …", max_score=3.0)])
-    assert result["score"] == 2.0 and result["parts"][0]["correct"] is False
+    part = several(components, per_gradient=True)
+    assert part["score"] == 2.25 and part["correct"] is False
+    assert verdict(part) == "partly right"
+
+
+def test_a_wrong_gradient_whose_right_value_is_none_costs_the_part_its_points() -> None:
+    """A fix that tracks x (x.grad a number where None is right) was graded 1 / 1: the None did not count."""
+    components = {"w.grad": {"correct": True, "expected": [2.0]}, "x.grad": {"correct": False, "expected": None}}
+    assert several(components, per_gradient=True)["score"] == 1.5
+    part = several(components, per_gradient=False)
+    assert part["score"] == 0.0 and verdict(part) == "incorrect"
+
+
+def test_a_part_not_asking_for_shares_is_all_or_nothing() -> None:
+    components = {"x.grad": {"correct": False, "expected": 7.0}, "y.grad": {"correct": True, "expected": 2.0}}
+    assert several(components, per_gradient=False)["score"] == 0.0
+
+
+def test_the_verdict_follows_the_score() -> None:
+    assert verdict({"correct": True, "score": 1.0, "max_score": 1.0}) == "correct"
+    assert verdict({"correct": False, "score": 0.5, "max_score": 1.0}) == "partly right"
+    assert verdict({"correct": False, "score": 0, "max_score": 1.0}) == "incorrect"
+    assert verdict({"correct": False, "score": 1.0, "max_score": 1.0, "override": {"score": 1.0}}) == "credited"

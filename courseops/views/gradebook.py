@@ -1,4 +1,4 @@
-"""The gradebook, its CSV export, and the drill-down to one student's submissions."""
+"""The gradebook, its CSV exports (ours, Canvas's, Moodle's), and the drill-down to one student's submissions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404
 from assignments.models import Membership
-from courseops.gradebook import gradebook_csv, gradebook_read
+from courseops.gradebook import EXPORTS, gradebook_read
 from courseops.gradebook_html import gradebook_rows_html
 from courseops.roster import roster_sections
 from grader.models import Submission
@@ -29,8 +29,10 @@ def gradebook_page(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     section, search = request.GET.get("section", "")[:64], request.GET.get("q", "")[:100]
     gradebook = gradebook_read(course=found, section=section, search=search)
-    if request.GET.get("format") == "csv":
-        return csv_response(gradebook_csv(gradebook), f"{found.slug}-gradebook.csv")
+    export = request.GET.get("format", "")
+    if export in EXPORTS:  # csv, or the columns Canvas or Moodle import
+        suffix = "" if export == "csv" else f"-{export}"
+        return csv_response(EXPORTS[export](gradebook), f"{found.slug}-gradebook{suffix}.csv")
     return render(request, "staff/courseops/gradebook.html", {
         "course": found, "gradebook": gradebook, "section": section, "search": search,
         "sections": roster_sections(course=found),

@@ -46,8 +46,8 @@ def regrade_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     template = "staff/courseops/_regrade.html" if request.headers.get("HX-Request") else "staff/courseops/regrade.html"
     return render(request, template, {
         "course": assignment.course, "assignment": assignment, "regrade": regrade,
-        "score_changes": score_changes[:SHOWN], "score_change_count": len(score_changes),
-        "feedback_only": len(regrade.changes) - len(score_changes), "shown": SHOWN,
+        "score_changes": score_changes[:SHOWN], "score_change_count": regrade.score_change_count,
+        "feedback_only": regrade.feedback_only_count, "shown": SHOWN,
         "pending": regrade.status in (Regrade.Status.PREVIEWING, Regrade.Status.APPLYING)})
 
 

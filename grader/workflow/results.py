@@ -47,6 +47,8 @@ def result_fields(*, submission: Submission, graded: Graded, extension: Known = 
     window = window_at(assignment=submission.assignment, at=submission.created_at,
                        student_id=submission.student_id, extension=extension)
     document = {**graded.document, "late_factor": window.late_factor}
+    if window.is_late:
+        document["hours_late"] = round(window.hours_late, 3)
     highlight = {"parts": {key: wrong_highlight({key: diagnosis}).to_json()
                            for key, diagnosis in graded.diagnoses.items()}}
     return {"score": counted_score(document), "max_score": document["max_score"], "document": document,

@@ -108,7 +108,9 @@ def _stored(*, student: AbstractBaseUser, assignment: Assignment, answers: Mappi
         counts = _recent_counts(student=student, assignment=assignment)
         extra = extra_attempts(assignment=assignment, student_id=student.pk, extension=extension)
         if attempts_left(assignment=assignment, used=counts["used"], extra=extra) == 0:
-            raise PolicyError(f"You have used all {(assignment.max_attempts or 0) + extra} attempts.")
+            allowed = (assignment.max_attempts or 0) + extra
+            raise PolicyError("You have used your only attempt." if allowed == 1 else
+                              f"You have used all {allowed} attempts.")
         _check_rate(assignment=assignment, counts=counts)
         lane = lane_of(code=code, answers=answers, assignment=assignment)
         submission = Submission.objects.create(

@@ -10,15 +10,18 @@ from django.core.management import call_command
 from tests.lti_platform.server import DEPLOYMENT, LmsPlatform
 
 
-def platform_register(platform: LmsPlatform, *, course: str = "") -> None:
+def platform_register(platform: LmsPlatform, *, course: str = "", contexts: tuple[str, ...] = ("course-1",)) -> None:
+    """Register the platform; with `course`, the LMS courses `contexts` use that grader course."""
     args = ["--name", "Test LMS", "--issuer", platform.base, "--client-id", platform.client_id,
             "--auth-url", platform.url("/auth"), "--token-url", platform.url("/token"),
             "--keyset-url", platform.url("/jwks"), "--deployment", DEPLOYMENT]
-    call_command("lti_register", *args, *(["--course", course] if course else []), verbosity=0)
+    binding = ["--course", course, *(arg for cid in contexts for arg in ("--context", cid))] if course else []
+    call_command("lti_register", *args, *binding, verbosity=0)
 
 
 def platform_running(*, web_server: str, django_db_blocker: Any) -> Iterator[LmsPlatform]:
-    """A platform registered with the tool, bound to the demo course (which holds the seed catalog).
+    """A platform registered with the tool, its LMS course `course-1` bound to the demo course (which holds
+    the seed catalog).
 
     Each LTI test module wraps this in its own `lti_platform` fixture.
     """

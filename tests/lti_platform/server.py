@@ -90,13 +90,16 @@ class LmsPlatform:
         self.server.shutdown()
         self.server.server_close()
 
-    def enroll(self, member: Member) -> Member:
-        self.state.members[member.user_id] = member
+    def enroll(self, member: Member, context_id: str = "course-1") -> Member:
+        """The member joins an LMS course (its roster lists them); scores are accepted for any member."""
+        with self.state.lock:
+            self.state.members[member.user_id] = member
+            self.state.course_members.setdefault(context_id, set()).add(member.user_id)
         return member
 
     def initiation_url(self, spec: LaunchSpec, **login_overrides: str) -> str:
         """The URL an LMS page sends the browser to: the tool's OIDC login with this launch's hint."""
-        self.enroll(spec.user)
+        self.enroll(spec.user, spec.context_id)
         self.launches[spec.hint] = spec
         initiation = Initiation(DictRequest({}), self.config)
         initiation.set_lti_message_hint(hint=spec.hint)

@@ -45,6 +45,7 @@ class PlatformState:
     issuer: str
     client_id: str
     members: dict[str, Member] = field(default_factory=dict)
+    course_members: dict[str, set[str]] = field(default_factory=dict)  # LMS course (context id) → user ids
     line_items: dict[str, dict[str, Any]] = field(default_factory=dict)
     scores: list[dict[str, Any]] = field(default_factory=list)
     deep_link_items: list[dict[str, Any]] = field(default_factory=list)
@@ -134,7 +135,9 @@ def score_accept(*, state: PlatformState, line_item_id: str, content_type: str, 
 
 
 def members_page(*, state: PlatformState, context_id: str, offset: int, limit: int) -> tuple[dict[str, Any], bool]:
-    people = sorted(state.members.values(), key=lambda m: m.user_id)
+    with state.lock:
+        enrolled = state.course_members.get(context_id, set())
+        people = sorted((m for m in state.members.values() if m.user_id in enrolled), key=lambda m: m.user_id)
     page = people[offset:offset + limit]
     body = {"id": context_id, "context": {"id": context_id},
             "members": [{"user_id": m.user_id, "name": m.name, "roles": m.roles, "status": m.status} for m in page]}

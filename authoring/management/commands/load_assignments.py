@@ -39,10 +39,10 @@ class Command(BaseCommand):
         files = _catalog_files(roots)
         if options["check"]:
             lines = catalog_check(paths=files)
-            for line in lines:
+            for line in [*lines.refused, *lines.warnings]:
                 self.stdout.write(line)
-            if lines:
-                raise CommandError(f"{len(lines)} reason(s) in {len(files)} file(s)", returncode=1)
+            if lines.refused:
+                raise CommandError(f"{len(lines.refused)} reason(s) in {len(files)} file(s)", returncode=1)
             self.stdout.write(f"{len(files)} file(s) pass")
             return
         outcomes = []

@@ -15,7 +15,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         for flag in ("name", "issuer", "client-id", "auth-url", "token-url", "keyset-url", "deployment"):
             parser.add_argument(f"--{flag}", required=True)
-        parser.add_argument("--course", default="", help="slug of the course every context of this deployment uses")
+        parser.add_argument("--course", default="", help="slug of the grader course the LMS courses named by "
+                                                          "--context use (other LMS courses get their own)")
+        parser.add_argument("--context", action="append", default=[],
+                            help="an LMS course's context id that uses --course; repeatable")
+        parser.add_argument("--service-host", action="append", default=[],
+                            help="an extra host (host or host:port) the tool may call for this platform's "
+                                 "grade and roster services, e.g. a Canvas tenant; repeatable")
         parser.add_argument("--frame-origin", action="append", default=[],
                             help="an extra origin allowed to frame the tool (e.g. a Canvas tenant); repeatable")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
@@ -26,7 +32,8 @@ class Command(BaseCommand):
             name=options["name"], issuer=options["issuer"], client_id=options["client_id"],
             auth_url=options["auth_url"], token_url=options["token_url"], keyset_url=options["keyset_url"],
             deployment_id=options["deployment"], course_slug=options["course"],
-            frame_origins=tuple(options["frame_origin"]),
+            context_ids=tuple(options["context"]), frame_origins=tuple(options["frame_origin"]),
+            service_hosts=tuple(options["service_host"]),
         )
         try:
             registration, created = registration_upsert(spec=spec)

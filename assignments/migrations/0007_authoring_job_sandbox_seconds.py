@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assignments', '0005_authoring_jobs'),
+        ('assignments', '0006_lms_person'),
     ]
 
     operations = [

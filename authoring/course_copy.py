@@ -1,0 +1,99 @@
+"""A course copied into a new term: its assignments (parts, computed variants, published state and
+version history), their policies with every date shifted by the same amount, and its staff. No students,
+submissions, extensions or LMS links: the new term starts empty of people's work.
+
+Assignment slugs are unique across the server and are the assignments' URLs, so the copies take new
+slugs (`<slug>-<new course slug>`) and the source course keeps every URL, API path and LMS link it had.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+
+from assignments.access import STAFF_ROLES
+from assignments.models import Assignment, AssignmentVersion, Course, Membership, Part, Variant
+from catalog.spec import DATE_YEARS, date_storable
+
+SLUG_MAX = 50  # Django's SlugField default, the length of Course.slug and Assignment.slug
+SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
+DATES = ("opens_at", "due_at", "closes_at")
+
+
+class CourseCopyError(ValueError):
+    """The copy cannot be made (a taken or malformed slug, an unknown source); nothing was written."""
+
+
+@dataclass
+class CourseCopy:
+    course: Course
+    slugs: dict[str, str] = field(default_factory=dict)  # source slug → the copy's
+    staff: int = 0
+    drafts_dropped: list[str] = field(default_factory=list)  # source slugs whose unpublished edits stay behind
+
+
+def copy_slug(*, slug: str, course_slug: str) -> str:
+    """`<slug>-<course slug>`, shortened with a digest when it would pass the slug length."""
+    candidate = f"{slug}-{course_slug}"
+    if len(candidate) <= SLUG_MAX:
+        return candidate
+    digest = hashlib.sha256(f"{slug}\0{course_slug}".encode()).hexdigest()[:8]
+    return f"{slug[:SLUG_MAX - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def course_copy(*, source: Course, slug: str, title: str = "", shift: timedelta = timedelta(0)) -> CourseCopy:
+    """Copy `source` into a new course `slug` (titled `title`, default the source's). Raises CourseCopyError."""
+    if not SLUG_RE.match(slug):
+        raise CourseCopyError(f"course slug {slug[:60]!r}: use 1–50 letters, digits, - and _")
+    if Course.objects.filter(slug=slug).exists():
+        raise CourseCopyError(f"a course {slug!r} exists already: choose another slug")
+    assignments = list(Assignment.objects.filter(course=source, archived_at=None).order_by("slug"))
+    slugs = {a.slug: copy_slug(slug=a.slug, course_slug=slug) for a in assignments}
+    taken = sorted(Assignment.objects.filter(slug__in=slugs.values()).values_list("slug", flat=True))
+    if taken:
+        raise CourseCopyError(f"assignment slugs taken already: {', '.join(taken)}")
+    for assignment in assignments:
+        for name in DATES:
+            value = getattr(assignment, name)
+            if value is not None and not date_storable(value + shift):
+                raise CourseCopyError(f"{assignment.slug}: {name} shifted leaves the years {DATE_YEARS[0]}–"
+                                      f"{DATE_YEARS[1]}")
+    with transaction.atomic():
+        course = Course.objects.create(slug=slug, title=(title or source.title)[:200])
+        copy = CourseCopy(course=course, slugs=slugs)
+        for member in Membership.objects.filter(course=source, role__in=STAFF_ROLES):
+            Membership.objects.create(user_id=member.user_id, course=course, role=member.role, section=member.section)
+            copy.staff += 1
+        for assignment in assignments:
+            if assignment.draft is not None:
+                copy.drafts_dropped.append(assignment.slug)
+            _assignment_copy(assignment, course=course, slug=slugs[assignment.slug], shift=shift)
+    return copy
+
+
+def _assignment_copy(source: Assignment, *, course: Course, slug: str, shift: timedelta) -> Assignment:
+    parts = list(source.parts.all())
+    variants = list(source.variants.filter(computed_at__isnull=False, error=""))
+    versions = list(source.versions.all())
+    copy = Assignment.objects.get(pk=source.pk)  # a fresh instance to save as a new row
+    copy.pk = copy.id = None
+    copy.course, copy.slug, copy.draft = course, slug, None
+    copy.source_path = copy.source_hash = ""  # not a catalog file's row: load_assignments leaves it alone
+    for name in DATES:
+        value = getattr(copy, name)
+        setattr(copy, name, value + shift if value is not None else None)
+    copy.save()
+    Part.objects.bulk_create([Part(assignment=copy, key=p.key, kind=p.kind, order=p.order, prompt=p.prompt,
+                                   points=p.points, rel_tol=p.rel_tol, abs_tol=p.abs_tol, hint=p.hint,
+                                   expected=p.expected, config=p.config) for p in parts])
+    Variant.objects.bulk_create([Variant(assignment=copy, params=v.params, reference_hash=v.reference_hash,
+                                         analysis=v.analysis, point_analyses=v.point_analyses,
+                                         computed_at=v.computed_at) for v in variants])  # no reference run again
+    AssignmentVersion.objects.bulk_create([
+        AssignmentVersion(assignment=copy, number=v.number, catalog=v.catalog, overrides=v.overrides,
+                          published_by_id=v.published_by_id, published_at=v.published_at) for v in versions])
+    return copy
