@@ -68,7 +68,7 @@ def test_preview_publish_and_import_run_references_with_no_transaction_open(
     publish = _job(AuthoringJob.Kind.PUBLISH, user=instructor.user, assignment=assignment, payload={})
     job_run(job_id=publish.pk)
     publish.refresh_from_db()
-    assert publish.result == {"version": 1}
+    assert publish.result["version"] == 1
 
     other = f"outside-{uuid.uuid4().hex[:6]}"
     toml = (f'slug = "{other}"\ntitle = "T"\nstatement = "s"\nreference = """\n{GOOD_REFERENCE}"""\n'
