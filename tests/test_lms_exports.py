@@ -23,7 +23,7 @@ from grader.models import Result, Submission
 from lti import launch as lti_launch_module
 from lti.launch import LIS_CLAIM, launch_accept
 from lti.models import ContextCourse
-from lti.nrps_sync import _apply
+from lti.nrps_sync import Listing, _apply
 from tests.clients import api, logged_in
 
 pytestmark = pytest.mark.django_db
@@ -192,7 +192,7 @@ def test_a_roster_sync_keeps_each_members_lms_person_id_for_the_canvas_export() 
          "lis_person_sourcedid": "SIS-100"},
         {"user_id": "sub-2", "status": "Active", "roles": ["Learner"], "name": "Dorothy Vaughan"},
     ]
-    assert _apply(link=link, members=members) == 2
+    assert _apply(link=link, listing=Listing(members=members, complete=True)) == 2
     people = {p.lms_id: p for p in LmsPerson.objects.filter(lms_id__in=["sub-1", "sub-2"],
                                                            user__memberships__course=found)}
     assert (people["sub-1"].sis_id, people["sub-2"].sis_id) == ("SIS-100", "")
