@@ -50,7 +50,7 @@ def test_an_instructor_creates_updates_and_publishes_through_the_api(live_db: No
     assert api(student).get(f"/api/v1/staff/jobs/{refused['id']}/").status_code == 404
     accepted = client.post(f"/api/v1/staff/assignments/{slug}/publish/", format="json", data={
         "wait": 20, "justifications": {"trivial-answer:parts.x.grad": "a warm-up at the origin"}})
-    assert accepted.json()["result"] == {"version": 2}
+    assert accepted.json()["result"] == {"version": 2, "warnings": []}
 
 
 @pytest.mark.django_db
