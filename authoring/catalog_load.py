@@ -10,7 +10,8 @@ Runs the reference programs in the sandbox: call from a command or a worker, nev
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -18,10 +19,12 @@ from django.db import transaction
 
 from assignments.models import Assignment, Course
 from authoring.catalog_check import assignment_reasons
+from authoring.course_copy import copy_slug
 from authoring.forms import catalog_json
 from authoring.publishing import overrides_of, version_record
 from authoring.reasons import Reason, reasons_open, warnings_of
 from catalog.errors import CatalogError
+from catalog.export import assignment_catalog
 from catalog.spec import AssignmentSpec, catalog_data, spec_from_data
 from catalog.upsert import assignment_upsert
 from grading.outside_runs import runs_outside
@@ -71,9 +74,35 @@ def catalog_file_load(*, name: str, raw: bytes, course: Course, user: AbstractBa
     except CatalogError as exc:
         return LoadOutcome(file=name, slug="", state=REFUSED, lines=[str(exc)])
     existing = Assignment.objects.filter(slug=spec.slug).first()
+    copied_from = ""
     if existing is not None and existing.course_id != course.pk and not other_courses:
-        return LoadOutcome(file=name, slug=spec.slug, state=REFUSED,
-                           lines=[f"{name}: slug: {spec.slug!r} belongs to another course"])
+        # Another course's assignment (an export of last term's course): imported as this course's copy,
+        # under the slug copy_course gives it, and never touching the other course.
+        copied_from, raw = spec.slug, _slug_replaced(raw, spec.slug, copy_slug(slug=spec.slug, course_slug=course.slug))
+        try:
+            data = catalog_data(name, raw)
+            spec = spec_from_data(data, path=name, source_hash=hashlib.sha256(raw).hexdigest())
+        except CatalogError as exc:
+            return LoadOutcome(file=name, slug="", state=REFUSED, lines=[str(exc)])
+        existing = Assignment.objects.filter(slug=spec.slug).first()
+        if existing is not None and existing.course_id != course.pk:
+            taken = f"{name}: slug: {copied_from!r} and its copy {spec.slug!r} belong to other courses"
+            return LoadOutcome(file=name, slug=spec.slug, state=REFUSED, lines=[taken])
+    outcome = _loaded(name=name, raw=raw, data=data, spec=spec, course=course, user=user, vet=vet, existing=existing)
+    if copied_from:
+        note = f"{copied_from!r} belongs to another course: loaded as this course's {spec.slug!r}"
+        outcome = replace(outcome, notes=[note, *outcome.notes])
+    return outcome
+
+
+def _slug_replaced(raw: bytes, old: str, new: str) -> bytes:
+    """The file with its top-level `slug = "…"` line naming `new` (the rest, comments included, as written)."""
+    line = re.compile(rb"""^(slug\s*=\s*)(["'])""" + re.escape(old.encode()) + rb"""\2""", re.MULTILINE)
+    return line.sub(lambda match: match.group(1) + match.group(2) + new.encode() + match.group(2), raw, count=1)
+
+
+def _loaded(*, name: str, raw: bytes, data: dict[str, Any], spec: AssignmentSpec, course: Course,
+            user: AbstractBaseUser | None, vet: bool, existing: Assignment | None) -> LoadOutcome:
     if not vet:
         return _keep_draft(spec=spec, data=data, course=course, existing=existing,
                            lines=[f"{name}: reference: not vetted (--no-check): publish it from the staff pages"])
@@ -91,8 +120,17 @@ def catalog_file_load(*, name: str, raw: bytes, course: Course, user: AbstractBa
 
 
 def _unchanged(existing: Assignment, spec: AssignmentSpec) -> bool:
-    return (existing.published and existing.draft is None and existing.archived_at is None
-            and bool(spec.source_hash) and existing.source_hash == spec.source_hash)
+    """Published, with nothing pending, and the file says what it holds: the same text, or the same
+    content written otherwise (its own export, whose TOML is laid out anew)."""
+    if not (existing.published and existing.draft is None and existing.archived_at is None):
+        return False
+    if spec.source_hash and existing.source_hash == spec.source_hash:
+        return True
+    try:
+        held = spec_from_data(assignment_catalog(assignment=existing), path=spec.path, source_hash=spec.source_hash)
+    except CatalogError:
+        return False
+    return held == spec
 
 
 def _notes(assignment: Assignment) -> list[str]:

@@ -168,8 +168,11 @@ def test_an_import_publishes_only_what_passes_vetting(instructor: Any, make_user
     assert not Assignment.objects.get(slug=weak).published
     assert f"{broken}.toml: reference:" in page and "NameError" in page
     assert not Assignment.objects.filter(slug=broken).exists()
-    assert f"{foreign}.toml: slug: &#x27;{foreign}&#x27; belongs to another course" in page
+    copy = f"{foreign}-autograd-101"  # another course's slug: loaded as this course's copy, the other untouched
+    assert f"published {copy} ({foreign}.toml) as v1" in page
+    assert f"&#x27;{foreign}&#x27; belongs to another course: loaded as this course&#x27;s &#x27;{copy}&#x27;" in page
     assert Assignment.objects.get(slug=foreign).title == "F"
+    assert Assignment.objects.get(slug=copy).course.slug == "autograd-101"
     assert "latin1.toml: file: is not UTF-8 text" in page
     assert logged_in(make_user("student")).get(f"/assignments/{weak}/").status_code == 404
 
