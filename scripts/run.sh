@@ -9,6 +9,8 @@ PY=.venv/bin/python
 export DJANGO_SETTINGS_MODULE=config.settings
 # Production defaults (DEBUG off), said explicitly, with what a local run over plain HTTP needs.
 export DEBUG=0 SECURE_COOKIES=0
+# The demo instructor may create courses (in production, operators name who may: GRADER_COURSE_CREATOR_USERS).
+export GRADER_COURSE_CREATOR_USERS="${GRADER_COURSE_CREATOR_USERS:-instructor}"
 [ -s run/secret_key ] 2>/dev/null || { mkdir -p run; (umask 077; .venv/bin/python -c \
   "import secrets; print(secrets.token_urlsafe(50))" >run/secret_key); }
 export SECRET_KEY="${SECRET_KEY:-$(cat run/secret_key)}"
