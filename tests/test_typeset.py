@@ -36,3 +36,12 @@ def test_math_in_student_text_stays_text_on_the_instructor_page(
     assert page.locator(".feedback").bounding_box()["height"] < 1000
     page.goto(f"{web_server}/assignments/visual-walkthrough/")
     assert page.locator(".statement .katex").count() > 0  # the instructor's own math still is
+
+
+def test_feedback_words_show_their_code_in_code_type_and_nothing_else_as_markup() -> None:
+    from assignments.templatetags.statement import code_spans
+
+    html = str(code_spans("compute it as a new tensor (`d = x * 2`) and use that; <b>`$x$`</b> **bold**"))
+    assert "<code>d = x * 2</code>" in html  # the backticks no longer shown literally
+    assert "&lt;b&gt;" in html and "<b>" not in html and "**bold**" in html  # escaped, no Markdown
+    assert "<code>$x$</code>" in html  # a dollar inside code stays text: nothing here is typeset

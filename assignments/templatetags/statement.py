@@ -8,9 +8,11 @@ typesets them in the browser.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django import template
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -89,6 +91,18 @@ def markdown(text: str) -> SafeString:
 def markdown_inline(text: str) -> SafeString:
     """One line of Markdown (hint, feedback) without a wrapping paragraph."""
     return mark_safe(_MD.renderInline(text or ""))
+
+
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+@register.filter
+def code_spans(text: object) -> SafeString:
+    """Feedback words with their `code` in code type, and nothing else read as markup: the text is
+    escaped first (it may quote the student's own code), so no Markdown, HTML or math of it is ever
+    rendered or typeset."""
+    escaped = str(escape("" if text is None else text))
+    return mark_safe(CODE_SPAN.sub(lambda match: f"<code>{match.group(1)}</code>", escaped))
 
 
 @register.filter
