@@ -54,5 +54,11 @@
       typeset(document.body);
     }
     document.body.addEventListener("htmx:afterSettle", focusFirstError);
+    // A post refused before htmx took over the form (a click during page load, or no htmx) comes back
+    // as a whole page: land on the field to fix all the same.
+    var invalid = document.querySelector("#answer-form [aria-invalid=true]");
+    if (invalid) {
+      invalid.focus();
+    }
   });
 })();
