@@ -66,33 +66,36 @@ class _Vetoed(Exception):
 
 def catalog_file_load(*, name: str, raw: bytes, course: Course, user: AbstractBaseUser | None = None,
                       vet: bool = True, other_courses: bool = True) -> LoadOutcome:
-    """Load one file into `course` (an existing slug keeps its course when `other_courses`, else it
-    is refused). `vet=False` runs nothing and keeps new content as drafts."""
+    """Load one file into `course`. An existing slug of another course keeps its course when
+    `other_courses` (the command line), else the file becomes this course's copy under a slug of its
+    own. `vet=False` runs nothing and keeps new content as drafts."""
     try:
-        data = catalog_data(name, raw)
-        spec = spec_from_data(data, path=name, source_hash=hashlib.sha256(raw).hexdigest())
+        data, spec = _parsed(name, raw)
+        existing = Assignment.objects.filter(slug=spec.slug).first()
+        copied_from = ""
+        if existing is not None and existing.course_id != course.pk and not other_courses:
+            # Another course's assignment (an export of last term's course): imported as this course's
+            # copy, under the slug copy_course gives it, and never touching the other course.
+            copied_from = spec.slug
+            raw = _slug_replaced(raw, spec.slug, copy_slug(slug=spec.slug, course_slug=course.slug))
+            data, spec = _parsed(name, raw)
+            existing = Assignment.objects.filter(slug=spec.slug).first()
+            if existing is not None and existing.course_id != course.pk:
+                taken = f"{name}: slug: {copied_from!r} and its copy {spec.slug!r} belong to other courses"
+                return LoadOutcome(file=name, slug=spec.slug, state=REFUSED, lines=[taken])
     except CatalogError as exc:
         return LoadOutcome(file=name, slug="", state=REFUSED, lines=[str(exc)])
-    existing = Assignment.objects.filter(slug=spec.slug).first()
-    copied_from = ""
-    if existing is not None and existing.course_id != course.pk and not other_courses:
-        # Another course's assignment (an export of last term's course): imported as this course's copy,
-        # under the slug copy_course gives it, and never touching the other course.
-        copied_from, raw = spec.slug, _slug_replaced(raw, spec.slug, copy_slug(slug=spec.slug, course_slug=course.slug))
-        try:
-            data = catalog_data(name, raw)
-            spec = spec_from_data(data, path=name, source_hash=hashlib.sha256(raw).hexdigest())
-        except CatalogError as exc:
-            return LoadOutcome(file=name, slug="", state=REFUSED, lines=[str(exc)])
-        existing = Assignment.objects.filter(slug=spec.slug).first()
-        if existing is not None and existing.course_id != course.pk:
-            taken = f"{name}: slug: {copied_from!r} and its copy {spec.slug!r} belong to other courses"
-            return LoadOutcome(file=name, slug=spec.slug, state=REFUSED, lines=[taken])
     outcome = _loaded(name=name, raw=raw, data=data, spec=spec, course=course, user=user, vet=vet, existing=existing)
     if copied_from:
         note = f"{copied_from!r} belongs to another course: loaded as this course's {spec.slug!r}"
         outcome = replace(outcome, notes=[note, *outcome.notes])
     return outcome
+
+
+def _parsed(name: str, raw: bytes) -> tuple[dict[str, Any], AssignmentSpec]:
+    """The file's catalog data and its validated spec. Raises CatalogError."""
+    data = catalog_data(name, raw)
+    return data, spec_from_data(data, path=name, source_hash=hashlib.sha256(raw).hexdigest())
 
 
 def _slug_replaced(raw: bytes, old: str, new: str) -> bytes:
