@@ -21,7 +21,7 @@ from assignments.access import USERNAME_RE, made_by_lms
 from assignments.models import Course
 from assignments.services import membership_set
 from grader.tokens import token_create
-from infra.redis_client import redis_client
+from infra.redis_client import deployment_key, redis_client
 
 log = logging.getLogger(__name__)
 RESET_EVERY_SECONDS = 300  # one password-reset email per address in this time: no inbox flooding
@@ -45,8 +45,9 @@ def user_create(
     return user, token
 
 
-def _same_address(one: str, other: str) -> bool:
-    return unicodedata.normalize("NFKC", one).casefold() == unicodedata.normalize("NFKC", other).casefold()
+def _address(email: str) -> str:
+    """An email address as compared: Unicode-normalised, case folded."""
+    return unicodedata.normalize("NFKC", email).casefold()
 
 
 class AccountPasswordResetForm(PasswordResetForm):
@@ -56,17 +57,14 @@ class AccountPasswordResetForm(PasswordResetForm):
 
     def get_users(self, email: str) -> Iterator[Any]:
         users = get_user_model()._default_manager.filter(email__iexact=email, is_active=True).exclude(made_by_lms())
-        found = [user for user in users if _same_address(email, user.email)]
+        found = [user for user in users if _address(user.email) == _address(email)]
         return iter(found if found and _first_reset_in_a_while(email) else [])
 
 
 def _first_reset_in_a_while(email: str) -> bool:
     """Whether no reset email went to this address in RESET_EVERY_SECONDS (marked in Redis, shared by every
     web process); a Redis that does not answer lets the email go."""
-    from config.celery_app import app
-
-    digest = hashlib.sha256(unicodedata.normalize("NFKC", email).casefold().encode()).hexdigest()[:32]
-    key = f"grader:{app.conf.task_default_queue}:password-reset:{digest}"
+    key = deployment_key("password-reset", hashlib.sha256(_address(email).encode()).hexdigest()[:32])
     try:
         return bool(redis_client().set(key, 1, nx=True, ex=RESET_EVERY_SECONDS))
     except Exception:

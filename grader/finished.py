@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
-from infra.redis_client import SUBSCRIBE, redis_client
+from infra.redis_client import SUBSCRIBE, deployment_key, redis_client
 
 log = logging.getLogger(__name__)
 MAX_WAIT_S = 20.0  # what a client may ask for; callers clamp to it
@@ -42,9 +42,7 @@ _per_user: dict[Any, int] = defaultdict(int)
 
 
 def _channel() -> str:
-    from config.celery_app import app
-
-    return f"grader:{app.conf.task_default_queue}:finished"
+    return deployment_key("finished")
 
 
 def _text(value: Any) -> str:

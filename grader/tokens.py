@@ -33,7 +33,7 @@ from rest_framework.request import Request
 
 from infra import clock
 from infra.prepared import prepared_query
-from infra.redis_client import redis_client
+from infra.redis_client import deployment_key, redis_client
 
 log = logging.getLogger(__name__)
 KEYWORD = "Token"
@@ -110,12 +110,10 @@ def lockout_name(key: str) -> str:
 
 
 def _clean_key(request: Any, name: str) -> str:
-    """Per deployment (its queue name, as the metrics keys), client address and token prefix."""
+    """Per deployment, client address and token prefix."""
     from axes.helpers import get_client_ip_address
 
-    from config.celery_app import app
-
-    return f"grader:{app.conf.task_default_queue}:token-address-clean:{get_client_ip_address(request)}:{name}"
+    return deployment_key("token-address-clean", str(get_client_ip_address(request)), name)
 
 
 def _is_clean(request: Any, name: str) -> bool:

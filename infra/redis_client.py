@@ -34,6 +34,14 @@ SUBSCRIBE = Timeouts(connect_s=2.0, reply_s=None, health_check_s=30)
 _clients: dict[tuple[str, Timeouts], Any] = {}
 
 
+def deployment_key(*parts: str) -> str:
+    """A Redis key of this deployment's own, `grader:<queue>:<parts…>`: deployments that share a Redis
+    (or a test session beside a running site) are told apart by their Celery queue's name."""
+    from config.celery_app import app  # the Celery app finds every tasks module: never at import time
+
+    return ":".join(["grader", app.conf.task_default_queue, *parts])
+
+
 def redis_client(timeouts: Timeouts = COMMAND, *, url: str | None = None) -> Any:
     """The process's client (and connection pool) for the broker's Redis (or `url`) with these timeouts.
     SUBSCRIBE clients are made anew each call: a subscription holds its connection."""

@@ -7,7 +7,8 @@ import logging
 
 from grader.fairness import held_release
 from infra.enqueue import enqueue, enqueue_once
-from infra.lanes import NUMERIC, queue_name
+from infra.lanes import NUMERIC
+from infra.redis_client import deployment_key
 
 log = logging.getLogger(__name__)
 DRAIN_FLAG_S = 5  # a queued drain's flag lives this long, should its message be lost
@@ -16,7 +17,7 @@ IF_LOST = "the row stays queued and the sweeper enqueues it again"
 
 def drain_flag() -> str:
     """The Redis key that says a drain message is waiting on the numeric queue."""
-    return f"grader:{queue_name(lane=NUMERIC)}:drain-queued"
+    return deployment_key("drain-queued")  # the numeric lane's queue is the default queue
 
 
 def drain_wake() -> None:
