@@ -84,7 +84,22 @@ def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
         document["used"], document["right"] = detail.get("used"), detail.get("right")
     if diagnosis.kind == "two_mistakes" and isinstance(detail.get("mistakes"), list):
         document["mistakes"] = [dict(item) for item in detail["mistakes"]]
+    lines = cause_lines(detail)
+    if lines:
+        document["lines"] = lines
     return document
+
+
+def cause_lines(detail: Mapping[str, Any]) -> list[int]:
+    """The student's source lines where a code answer's mistake is (its cause, not where an error
+    surfaced): `cause_lines` where the comparison names them, else the one `line` it quotes, else
+    the line a raised error points at."""
+    lines = detail.get("cause_lines")
+    if not isinstance(lines, list):
+        code = detail.get("code")
+        line = detail.get("line", code.get("line") if isinstance(code, Mapping) else None)
+        lines = [line]
+    return sorted({n for n in lines if isinstance(n, int) and not isinstance(n, bool) and n > 0})
 
 
 def build_result(

@@ -78,3 +78,16 @@ def test_the_verdict_follows_the_score() -> None:
     assert verdict({"correct": False, "score": 0.5, "max_score": 1.0}) == "partly right"
     assert verdict({"correct": False, "score": 0, "max_score": 1.0}) == "incorrect"
     assert verdict({"correct": False, "score": 1.0, "max_score": 1.0, "override": {"score": 1.0}}) == "credited"
+
+
+def test_a_code_diagnosis_names_the_students_lines_where_the_mistake_is() -> None:
+    from chainrule.diagnosis.numeric import Diagnosis
+    from chainrule.result import diagnosis_document
+
+    told = Diagnosis("x.grad", False, "accumulation", [], "…", detail={"line": 4, "lines": [3, 5]})
+    raised = Diagnosis("x.grad", False, "code_error", [], "…", detail={"code": {"line": 7}})
+    named = Diagnosis("x.grad", False, "missing_path", [], "…", detail={"cause_lines": [9, 2, 9]})
+    assert diagnosis_document(told)["lines"] == [4]  # the reset's line, not the backward calls'
+    assert diagnosis_document(raised)["lines"] == [7]
+    assert diagnosis_document(named)["lines"] == [2, 9]
+    assert "lines" not in diagnosis_document(Diagnosis("x.grad", False, "sign_error", [], "…"))
