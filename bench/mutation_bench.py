@@ -10,6 +10,11 @@ torch fails, and the p50/p95 per diagnosis is printed.
 
     .venv/bin/python bench/mutation_bench.py             # width 12, 3 timed analyses, 2000 diagnoses
     .venv/bin/python bench/mutation_bench.py --width 8 --runs 1
+    .venv/bin/python bench/mutation_bench.py --curve 16,32,64 --baseline c38006c   # cost vs graph size
+
+`--curve` analyses the MLP at each width with the baseline engine and this tree's, one after the
+other, and prints each one's seconds and its ratio to the smallest width's: the analysis should grow
+near-linearly with the graph (the 781-node graph within 4x of the 205-node one).
 """
 
 from __future__ import annotations
@@ -109,7 +114,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--diagnoses", type=int, default=2000)
     parser.add_argument("--baseline", default="main", help="git revision of today's engine")
+    parser.add_argument("--curve", default="", help="widths, comma-separated: the cost-vs-size curve")
     args = parser.parse_args()
+    if args.curve:
+        curve([int(width) for width in args.curve.split(",")], args.runs, args.baseline)
+        return
     request: dict[str, Any] = {"program": textwrap.dedent(PROGRAM), "params": params(args.width),
                "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
     with tempfile.TemporaryDirectory() as work:
@@ -133,6 +142,28 @@ def main() -> None:
           f"p95 {diagnosis['p95'] * 1e3:.3f} ms (first call, building the index: {diagnosis['first'] * 1e3:.1f} ms; "
           f"Analysis.from_json: {diagnosis['load'] * 1e3:.1f} ms)")
     print(f"  diagnosed as {diagnosis['kind']} on {diagnosis['edge']}; torch loaded: {diagnosis['torch_loaded']}")
+
+
+def curve(widths: list[int], runs: int, baseline: str) -> None:
+    with tempfile.TemporaryDirectory() as work:
+        baseline_root = Path(work) / "baseline"
+        baseline_root.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "chainrule"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(baseline_root)], input=archive, check=True)
+        rows = []
+        for width in widths:
+            request = {"program": textwrap.dedent(PROGRAM), "params": params(width),
+                       "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
+            before = timed(baseline_root, request, runs, keep=False)
+            rows.append((width, before, timed(ROOT, request, runs, keep=False)))
+    first_before, first_now = rows[0][1]["seconds"], rows[0][2]["seconds"]
+    print(f"3-layer MLP analysis cost by graph size (median of {runs}; ratio to the smallest graph)")
+    print(f"  {'width':>5} {'nodes':>6} {'hypotheses':>10}   {baseline + ' (baseline)':>22}   {'this tree':>18}")
+    for width, before, now in rows:
+        print(f"  {width:>5} {now['nodes']:>6} {now['hypotheses']:>10}   "
+              f"{before['seconds']:>8.3f} s ({before['seconds'] / first_before:>5.1f}x)   "
+              f"{now['seconds']:>8.3f} s ({now['seconds'] / first_now:>5.1f}x)")
 
 
 if __name__ == "__main__":

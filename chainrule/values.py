@@ -9,6 +9,8 @@ import re
 from collections.abc import Sequence
 from typing import TypeAlias
 
+import numpy as np
+
 Value: TypeAlias = "float | list[Value] | None"
 Shape: TypeAlias = list[int]
 
@@ -188,3 +190,14 @@ def rounded_off(answer: Value, expected: Value, decimals: Sequence[int] | None =
     if places < 1 or not all(abs(a - e) <= unit for a, e in zip(given, wanted, strict=True)):
         return None
     return places
+
+
+def rounded_array(array: np.ndarray, digits: int, *, only: np.ndarray | None = None) -> np.ndarray:
+    """Each entry as `float(f"{entry:.{digits}g}")` (a copy). Zeros stay as they are without being
+    formatted, which matters for a mutation's difference: most of a large gradient's entries do not
+    change. `only` (flat indices) limits the rounding to those entries."""
+    out = np.array(array, dtype=float)
+    flat = out.reshape(-1)
+    index = np.flatnonzero(flat) if only is None else only
+    flat[index] = [float(f"{entry:.{digits}g}") for entry in flat[index].tolist()]
+    return out

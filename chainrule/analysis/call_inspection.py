@@ -71,6 +71,7 @@ class CallInspector:
         after = _grad_snapshot(every_leaf)
         for call in calls:
             self.evidence.append(self._inspect(call, catalog, leaves[call.index], before, after))
+        catalog.forget_labels()  # the program goes on and may rebind its names
 
     def _leaves(self, call: BackwardCall, catalog: NodeCatalog) -> dict[str, torch.Tensor]:
         if call.output.grad_fn is None:

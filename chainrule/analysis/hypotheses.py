@@ -13,7 +13,7 @@ import numpy as np
 
 from chainrule.model import Edge, Graph, Highlight, Hypothesis, route_edges
 from chainrule.op_names import KINK_OPS
-from chainrule.values import Value, shapes_compatible
+from chainrule.values import Value, rounded_array, shapes_compatible
 
 MAX_PATH_PAIRS = 64
 MAX_ALIKE_ROUTES = 3  # routes with the same names (two LSTM gates) worth leaving out one by one
@@ -56,18 +56,30 @@ class GradientFacts:
     node_grads: dict[str, Any] = field(default_factory=dict)  # d output / d node, by node id (the picture's flow)
     zero_kinks: list[str] = field(default_factory=list)  # relu nodes with an input entry exactly 0 (slope 0 there)
     node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "sin(x)"
+    rounded_grad: np.ndarray | None = None  # grad as as_value rounds it, once
+
+
+VALUE_DIGITS = 12
 
 
 def as_value(array: np.ndarray) -> Value:
     # Differences of float32 results carry noise like 0.5838530000000004.
-    value: Value = np.asarray(array, dtype=float).tolist()
-    return _rounded(value)
+    value: Value = rounded_array(np.asarray(array, dtype=float), VALUE_DIGITS).tolist()
+    return value
 
 
-def _rounded(value: Value) -> Value:
-    if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    return None if value is None else float(f"{value:.12g}")
+def near_value(facts: GradientFacts, delta: np.ndarray) -> Value:
+    """as_value(facts.grad + delta), formatting only the entries the difference changes (a slip deep in
+    a large graph changes a few entries of a large gradient)."""
+    if facts.rounded_grad is None:
+        facts.rounded_grad = rounded_array(facts.grad, VALUE_DIGITS)
+    if np.shape(delta) != facts.grad.shape:
+        return as_value(facts.grad + delta)
+    changed = np.flatnonzero(delta)
+    out = facts.rounded_grad.copy()
+    out.reshape(-1)[changed] = rounded_array(facts.grad + delta, VALUE_DIGITS, only=changed).reshape(-1)[changed]
+    value: Value = out.tolist()
+    return value
 
 
 def _hypothesis(
@@ -252,8 +264,8 @@ def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
                 yield pair
             continue
         through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
-        yield _hypothesis("wrong_local_derivative", facts.grad + delta, through,
-                          Highlight(wrong_edges=[edge]), **detail)
+        yield Hypothesis("wrong_local_derivative", near_value(facts, delta), [p.names for p in through],
+                         Highlight(wrong_edges=[edge]), detail)
 
 
 def _two_local_mistakes(
@@ -373,11 +385,14 @@ def _differs(hypothesis: Hypothesis, grad: np.ndarray) -> bool:
 
 
 def _distinct(hypotheses: Iterator[Hypothesis]) -> list[Hypothesis]:
-    seen: set[str] = set()
+    """Each hypothesis once: the same kind, paths, detail and value. The value (a whole gradient) is
+    compared only between hypotheses alike in everything else."""
+    seen: dict[str, list[Value]] = {}
     kept = []
     for hypothesis in hypotheses:
-        key = repr((hypothesis.kind, hypothesis.value, hypothesis.paths, sorted(hypothesis.detail.items())))
-        if key not in seen:
-            seen.add(key)
+        key = repr((hypothesis.kind, hypothesis.paths, sorted(hypothesis.detail.items())))
+        values = seen.setdefault(key, [])
+        if hypothesis.value not in values:
+            values.append(hypothesis.value)
             kept.append(hypothesis)
     return kept

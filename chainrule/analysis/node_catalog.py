@@ -31,9 +31,16 @@ class NodeCatalog:
         self._fallback_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps id() of named objects from being reused
         self._retained: dict[int, str | None] = {}
+        # labels of nodes and the placeholder symbol, kept while the program is paused in one backward
+        # call (the namespace they read does not change then); refresh() and forget_labels() drop them
+        self.labels: dict[tuple[int, int], str] = {}
+
+    def forget_labels(self) -> None:
+        self.labels.clear()
 
     def refresh(self) -> None:
         """Index forward ops recorded since the last call."""
+        self.forget_labels()
         for op in self.run.ops[self._indexed :]:
             if op.grad_fn is not None:
                 self._ops.setdefault(id(op.grad_fn), op)

@@ -154,20 +154,23 @@ def _keep_route(
 
 def merge_routes(routes: list[Route]) -> dict[str, list[MergedPath]]:
     merged: dict[tuple[str, ...], MergedPath] = {}
+    at: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}  # (path, route's node ids) → its place in the path
     for route in routes:
         key = (route.leaf, *route.names)
         path = merged.get(key)
         if path is None:
             merged[key] = MergedPath(route.leaf, route.names, route.grad.clone(), [route.node_ids],
                                      [route.grad.clone()])
+            at[key, tuple(route.node_ids)] = 0
             continue
         path.grad = path.grad + route.grad
-        if route.node_ids not in path.routes:
+        place = at.get((key, tuple(route.node_ids)))
+        if place is None:
+            at[key, tuple(route.node_ids)] = len(path.routes)
             path.routes.append(route.node_ids)
             path.route_grads.append(route.grad.clone())
         else:
-            at = path.routes.index(route.node_ids)
-            path.route_grads[at] = path.route_grads[at] + route.grad
+            path.route_grads[place] = path.route_grads[place] + route.grad
     by_leaf: dict[str, list[MergedPath]] = {}
     for path in merged.values():
         by_leaf.setdefault(path.leaf, []).append(path)

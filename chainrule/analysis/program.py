@@ -157,9 +157,9 @@ class _Context:
         facts.counterfactual = self.counterfactuals.for_part(reference.key)
         facts.output_ids = evidence.output_ids
         facts.backward_calls = evidence.backward_calls
-        facts.mistakes = [
+        facts.mistakes = [  # a slip that does not change this gradient predicts the right answer: none here
             (_edge_from_part(e.detail, e.edge, evidence), e.edge, tensor_to_array(e.deltas[evidence.leaf]))
-            for e in evidence.mistakes if e.edge
+            for e in evidence.mistakes if e.edge and bool(e.deltas[evidence.leaf].any())
         ]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)

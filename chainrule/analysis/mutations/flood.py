@@ -1,7 +1,14 @@
 """A whole backward pass by hand, node by node in topological order, so one
 node's vector-Jacobian product can be replaced and the effect on every leaf
 measured. Backward is linear in the gradient, so a mutation's effect is the
-difference at the mutated node's inputs carried down to the leaves."""
+difference at the mutated node's inputs carried down to the leaves.
+
+Carrying each mutation's difference through the whole graph below it made the analysis grow with the
+square of the graph (every node has its mutations, and each walked the nodes below it). A node whose
+output is small keeps its *response* instead: what one unit of gradient arriving at each entry of its
+output gives every leaf below (a matrix per leaf, built bottom-up from its children's responses). A
+difference carried down stops at the first node with a response and is multiplied by it, so each
+mutation walks only the few large nodes between it and the nodes below it that keep one."""
 
 from __future__ import annotations
 
@@ -10,12 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.autograd.function import BackwardCFunction
 
 from chainrule.analysis.node_catalog import is_leaf_node, node_shape
 from chainrule.analysis.path_contributions import Hooks, hooked, no_hooks, node_vjp, reduce_to_shape
 
 LeafName = Callable[[Any], str | None]  # a leaf's name, a retained non-leaf's name, else None
 InputGrads = tuple[torch.Tensor | None, ...]
+Response = list[dict[str, torch.Tensor]]  # per output slot: leaf name → (entries of the slot, *the leaf's shape)
+RESPONSE_ENTRIES = 1 << 15  # the most numbers one node's response may hold (output entries × leaf entries)
+RESPONSE_TOTAL = 1 << 22  # and all responses of one backward call together
 
 
 @dataclass
@@ -27,6 +38,7 @@ class Flood:
     outgoing: dict[int, InputGrads] = field(default_factory=dict)  # id(node) → grad per input
     leaves: dict[str, torch.Tensor] = field(default_factory=dict)
     hooks: Hooks = no_hooks
+    responses: dict[int, Response] = field(default_factory=dict)  # id(node) → its response, where it keeps one
 
 
 def topological_order(root: Any) -> list[Any]:
@@ -68,14 +80,23 @@ Transform = Callable[[Any, list[torch.Tensor], InputGrads], InputGrads]
 
 def _propagate(
     order: list[Any], start: dict[int, dict[int, torch.Tensor]], leaf_name: LeafName, record: Flood | None,
-    transform: Transform | None = None, hooks: Hooks = no_hooks,
+    transform: Transform | None = None, hooks: Hooks = no_hooks, responses: dict[int, Response] | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Carry the gradients in `start` (id(node) → slot → grad) down the graph."""
+    """Carry the gradients in `start` (id(node) → slot → grad) down the graph; a node with a
+    response in `responses` passes what arrives straight to the leaves."""
     pending = start
     leaves: dict[str, torch.Tensor] = {}
     for node in order:
         by_slot = pending.pop(id(node), None)
         if by_slot is None:
+            continue
+        response = responses.get(id(node)) if responses else None
+        if response is not None:
+            for slot, grad in by_slot.items():
+                flat = grad.reshape(-1)
+                for reached, matrix in response[slot].items():
+                    part = torch.tensordot(flat.to(matrix.dtype), matrix, dims=1)
+                    leaves[reached] = leaves[reached] + part if reached in leaves else part
             continue
         if is_leaf_node(node):
             name = leaf_name(node)
@@ -144,7 +165,63 @@ def leaf_deltas(
         return {}
     first = min(position[key] for key in start)
     with torch.no_grad():
-        return _propagate(record.order[first:], start, leaf_name, None, hooks=record.hooks)
+        return _propagate(record.order[first:], start, leaf_name, None, hooks=record.hooks,
+                          responses=record.responses)
+
+
+def keep_responses(record: Flood, leaf_name: LeafName) -> None:
+    """Give every node whose output is small its response (see the module's docstring), from the
+    leaves up, each built from the responses below it. Not with the program's own gradient hooks
+    or Python autograd Functions in the graph (their backward need not be linear in the gradient)."""
+    if any(record.hooks(node) or isinstance(node, BackwardCFunction) for node in record.order):
+        return
+    position = {id(node): index for index, node in enumerate(record.order)}
+    reached: dict[int, dict[str, int]] = {}  # id(node) → entries of each leaf its gradient reaches
+    total = 0
+    with torch.no_grad():
+        for node in reversed(record.order):
+            own = leaf_name(node)
+            found = {own: record.leaves[own].numel()} if own in record.leaves else {}
+            for child, _ in getattr(node, "next_functions", ()):
+                if child is not None:
+                    found.update(reached.get(id(child), {}))
+            reached[id(node)] = found
+            grads = record.incoming.get(id(node))
+            if is_leaf_node(node) or grads is None or id(node) not in record.outgoing:
+                continue
+            entries = sum(grad.numel() for grad in grads) * sum(found.values())
+            if entries > RESPONSE_ENTRIES or total + entries > RESPONSE_TOTAL:
+                continue
+            record.responses[id(node)] = _response(record, node, grads, leaf_name, position)
+            total += entries
+
+
+def _response(record: Flood, node: Any, grads: list[torch.Tensor], leaf_name: LeafName,
+              position: dict[int, int]) -> Response:
+    response: Response = []
+    for slot, grad in enumerate(grads):
+        rows: list[dict[str, torch.Tensor]] = []
+        for entry in range(grad.numel()):
+            unit = torch.zeros(grad.numel(), dtype=grad.dtype)
+            unit[entry] = 1
+            arriving = [unit.reshape(grad.shape) if index == slot else torch.zeros_like(other)
+                        for index, other in enumerate(grads)]
+            row: dict[str, torch.Tensor] = {}
+            kept = leaf_name(node)
+            if kept is not None and slot == 0:
+                row[kept] = arriving[0]
+            start: dict[int, dict[int, torch.Tensor]] = {}
+            _pass_on(node, _reduced(node, node_vjp(node, arriving)), start)
+            if start:
+                first = min(position[key] for key in start)
+                for name, value in _propagate(record.order[first:], start, leaf_name, None,
+                                              responses=record.responses).items():
+                    row[name] = row[name] + value if name in row else value
+            rows.append(row)
+        names = {name for row in rows for name in row}
+        response.append({name: torch.stack([row[name] if name in row else torch.zeros_like(record.leaves[name])
+                                            for row in rows]) for name in names})
+    return response
 
 
 def flood_with(record: Flood, root: Any, seed: torch.Tensor, leaf_name: LeafName,

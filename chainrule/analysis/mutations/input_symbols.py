@@ -28,11 +28,21 @@ SIGNS = {"mul": "·", "add": " + ", "sub": " - ", "div": "/"}
 
 def placeholder(catalog: NodeCatalog) -> str:
     """A symbol for an unnamed intermediate that no variable of the program uses."""
-    names = set(catalog.run.namespace)
-    return next((symbol for symbol in PLACEHOLDERS if symbol not in names), PLACEHOLDERS[-1])
+    key = (0, -1)
+    if key not in catalog.labels:
+        names = set(catalog.run.namespace)
+        catalog.labels[key] = next((symbol for symbol in PLACEHOLDERS if symbol not in names), PLACEHOLDERS[-1])
+    return catalog.labels[key]
 
 
 def node_label(node: Any, catalog: NodeCatalog, depth: int = 0) -> str:
+    key = (id(node), depth)
+    if key not in catalog.labels:
+        catalog.labels[key] = _node_label(node, catalog, depth)
+    return catalog.labels[key]
+
+
+def _node_label(node: Any, catalog: NodeCatalog, depth: int) -> str:
     if is_leaf_node(node):
         return catalog.node_name(node)
     named = catalog.output_tensor_name(node)

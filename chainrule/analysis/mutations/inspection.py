@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.mutations.flood import Flood, flood, leaf_deltas
+from chainrule.analysis.mutations.flood import Flood, flood, keep_responses, leaf_deltas
 from chainrule.analysis.mutations.generic import node_mutations
 from chainrule.analysis.mutations.input_symbols import input_labels, placeholder
 from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
@@ -45,6 +45,7 @@ def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves:
 
 def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
     record = flood(root, seed, leaf_name, catalog.gradient_hooks)
+    keep_responses(record, leaf_name)
     position = {id(node): index for index, node in enumerate(record.order)}
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
     singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
