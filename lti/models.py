@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from lti_tool.models import LtiContext, LtiRegistration, LtiResourceLink
+from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration, LtiResourceLink
 
 from assignments.models import Assignment, Course
 
@@ -58,6 +58,16 @@ class ServiceHost(models.Model):
 
     def __str__(self) -> str:
         return self.host
+
+
+class DeploymentLaunch(models.Model):
+    """When a deployment last launched the tool (shown to operators on the platforms page)."""
+
+    deployment = models.OneToOneField(LtiDeployment, on_delete=models.CASCADE, related_name="last_launch")
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.deployment} at {self.at:%Y-%m-%d %H:%M}"
 
 
 class UsedNonce(models.Model):

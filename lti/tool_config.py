@@ -7,6 +7,7 @@ from typing import Any
 from lti_tool.models import LtiDeployment, LtiRegistration
 from lti_tool.utils import DjangoToolConfig
 from pylti1p3.deployment import Deployment
+from pylti1p3.exception import LtiException
 from pylti1p3.registration import Registration
 
 from lti.keys import signing_key
@@ -22,6 +23,7 @@ class ToolConfig(DjangoToolConfig):
             return None
         self.registration = rows.first()
         if self.registration is None:
+            _refuse_if_inactive(iss=iss, client_id=client_id)
             return None
         return registration_for_signing(self.registration)
 
@@ -35,6 +37,17 @@ class ToolConfig(DjangoToolConfig):
         if self.deployment is None:
             return None
         return Deployment().set_deployment_id(deployment_id)
+
+
+INACTIVE = ("This LMS is registered with the tool but not activated yet: the tool's operator activates it on "
+            "the LMS platforms page (after dynamic registration, or after deactivating it).")
+
+
+def _refuse_if_inactive(*, iss: str, client_id: str | None) -> None:
+    """A readable refusal for a known platform that is switched off, rather than "registration not found"."""
+    rows = LtiRegistration.objects.filter(issuer=iss, is_active=False)
+    if (rows.filter(client_id=client_id) if client_id is not None else rows).exists():
+        raise LtiException(INACTIVE)
 
 
 def registration_for_signing(row: LtiRegistration) -> Registration:
