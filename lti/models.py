@@ -22,6 +22,18 @@ class ContextCourse(models.Model):
         return f"{self.context} → {self.course.slug}"
 
 
+class CourseLmsOptions(models.Model):
+    """What a course's instructors chose for its LMS launches."""
+
+    course = models.OneToOneField(Course, on_delete=models.CASCADE, related_name="lms_options")
+    link_roster_accounts = models.BooleanField(
+        default=False, help_text="A launch matching a roster student of the course (by LMS id or email) uses "
+                                 "that account instead of making an LMS account")
+
+    def __str__(self) -> str:
+        return f"{self.course.slug}: link roster accounts {'on' if self.link_roster_accounts else 'off'}"
+
+
 class LinkAssignment(models.Model):
     """A resource link bound to one assignment, and the LMS gradebook column it reports to."""
 

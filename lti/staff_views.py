@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -14,8 +15,16 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_http_methods
 from lti_tool.models import LtiRegistration, LtiResourceLink
 
-from assignments.access import course_for_staff_or_404
-from assignments.models import Assignment, Course
+from assignments.access import course_for_staff_or_404, course_role
+from assignments.models import Assignment, Course, Membership
+from lti.account_links import (
+    LinkRefused,
+    account_link,
+    linking_allow,
+    linking_allowed,
+    lms_accounts_of,
+    roster_accounts_linkable,
+)
 from lti.deep_linking import deep_link_response
 from lti.framing import form_action_allow
 from lti.launch import link_bind
@@ -102,15 +111,43 @@ def deep_link_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def course_lms_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """Score deliveries (failed ones first) and roster syncs of a course, with buttons to retry."""
+    """Score deliveries (failed ones first) and roster syncs of a course, with buttons to retry; for its
+    instructors, whether launches use matching roster accounts, and linking an LMS account by hand."""
     course = course_for_staff_or_404(user=request.user, slug=slug)
-    if request.method == "POST":
+    notice, status = "", 200
+    if request.method == "POST" and request.POST.get("accounts"):
+        course_for_staff_or_404(user=request.user, slug=slug, authoring=True)  # instructors only
+        notice, status = _accounts_change(course=course, post=request.POST)
+        if status == 200:
+            messages.success(request, notice)
+            return redirect("lti:course", slug=course.slug)
+    elif request.method == "POST":
         _retry(course=course, what=request.POST.get("retry", ""))
         return redirect("lti:course", slug=course.slug)
     deliveries = ScoreDelivery.objects.filter(link__assignment__course=course).select_related(
         "user", "link__assignment").order_by("status", "-updated_at")[:500]
     contexts = ContextCourse.objects.filter(course=course).select_related("context")
-    return render(request, "lti/course.html", {"course": course, "deliveries": deliveries, "contexts": contexts})
+    context = {"course": course, "deliveries": deliveries, "contexts": contexts, "refusal": notice,
+               "linking": linking_allowed(course=course), "lms_accounts": lms_accounts_of(course=course)[:500],
+               "roster_accounts": roster_accounts_linkable(course=course)[:500],
+               "instructor": course_role(user=request.user, course=course) == Membership.Role.INSTRUCTOR}
+    return render(request, "lti/course.html", context, status=status)
+
+
+def _accounts_change(*, course: Course, post: Any) -> tuple[str, int]:
+    """The instructor's change on the accounts form: (what to tell them, 200 or 400)."""
+    if post["accounts"] == "setting":
+        allowed = post.get("link_roster_accounts") == "on"
+        linking_allow(course=course, allowed=allowed)
+        return ("Launches now use a matching roster account." if allowed
+                else "Launches no longer look for a matching roster account."), 200
+    ids = post.get("lms_account", ""), post.get("roster_account", "")
+    if not all(value.isdigit() for value in ids):
+        return "Choose an LMS account and a roster account to link.", 400
+    try:
+        return account_link(course=course, lms_account_id=int(ids[0]), roster_account_id=int(ids[1])), 200
+    except LinkRefused as exc:
+        return str(exc), 400
 
 
 def _retry(*, course: Course, what: str) -> None:
