@@ -3,6 +3,7 @@ registration URL an LMS opens."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_safe
 from lti.dynamic_registration import RegistrationRefused, dynamic_register, registration_url_valid
 from lti.framing import origin_of
 from lti.platform_client import LINEITEM_SCOPE, NRPS_SCOPE, SCORE_SCOPE, PlatformError
+from lti.platform_views import registrations_listed
 
 TITLE = "Autograd grader"
 
@@ -39,10 +41,11 @@ def canvas_json(request: HttpRequest) -> dict[str, Any]:
 
 @require_safe
 def setup_page(request: HttpRequest) -> HttpResponse:
-    import json
-
-    return render(request, "lti/setup.html", {"urls": tool_urls(request), "base_url": request.build_absolute_uri("/")
-                                              .rstrip("/"), "canvas_json": json.dumps(canvas_json(request), indent=2)})
+    """Everyone sees the URLs and the steps; operators also see the registered platforms."""
+    registrations = registrations_listed() if request.user.is_staff else None
+    return render(request, "lti/setup.html", {
+        "urls": tool_urls(request), "base_url": request.build_absolute_uri("/").rstrip("/"),
+        "canvas_json": json.dumps(canvas_json(request), indent=2), "registrations": registrations})
 
 
 @require_safe

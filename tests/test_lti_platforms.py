@@ -175,3 +175,18 @@ def test_a_browser_opening_the_launch_or_login_url_gets_a_readable_page() -> Non
     assert login.status_code == 400 and b"login (OIDC initiation) URL" in login.content
     missing = Client().get("/lti/login/", {"iss": "https://lms.example", "login_hint": "u"})
     assert missing.status_code == 400 and b"missing target_link_uri" in missing.content
+
+
+@pytest.mark.django_db
+def test_the_setup_page_names_the_lms_fields_says_https_and_lists_registrations_to_operators(
+        operator: Client) -> None:
+    Platform().register()
+    anyone = Client().get("/lti/setup/").content.decode()
+    for field in ("“Tool URL”", "“Initiate login URL”", "“Redirection URI(s)”", "“Public keyset URL”",
+                  "“OpenID Connect Initiation Url”", "“Target Link URI”", "“Public JWK URL”"):
+        assert field in anyone
+    assert "must be served over HTTPS with secure cookies" in anyone and "docs/operations.md" in anyone
+    assert "Open in a new window" in anyone
+    assert '<pre class="wrap">python manage.py lti_register' in anyone  # the command box wraps, not clipped
+    assert "In-process LMS" not in anyone  # registrations are for operators' eyes
+    assert "In-process LMS" in operator.get("/lti/setup/").content.decode()
