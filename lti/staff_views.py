@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 from lti_tool.models import LtiRegistration, LtiResourceLink
 
 from assignments.access import course_for_staff_or_404, course_role
@@ -25,6 +25,7 @@ from lti.account_links import (
     lms_accounts_of,
     roster_accounts_linkable,
 )
+from lti.course_start import course_is_empty, course_start_copy, start_sources
 from lti.deep_linking import deep_link_response
 from lti.framing import form_action_allow
 from lti.launch import link_bind
@@ -43,6 +44,30 @@ def _staff_course(request: HttpRequest, course_id: int) -> Course:
 def _offered(course: Course) -> QuerySet[Assignment]:
     """What an LMS link may open: the course's published assignments, not the archived ones."""
     return course.assignments.filter(published=True, archived_at__isnull=True)
+
+
+def _start_offer(request: HttpRequest, course: Course) -> list[Course] | None:
+    """For the instructor of an empty course (as an LMS's first launch makes): the courses they may copy
+    from; None when no copy is offered."""
+    if course_role(user=request.user, course=course) != Membership.Role.INSTRUCTOR or not course_is_empty(
+            course=course):
+        return None
+    return list(start_sources(user=request.user, course=course)[:50])
+
+
+@login_required
+@require_POST
+def course_start_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Fill an empty course with a copy of one of the instructor's courses or of the shipped catalog, then
+    go back to the LMS page that offered it (picking a link's assignment, or deep linking)."""
+    course = course_for_staff_or_404(user=request.user, slug=slug, authoring=True)
+    back = "lti:deep-link" if request.POST.get("return_to") == "deep-link" else "lti:bind"
+    try:
+        copied = course_start_copy(user=request.user, course=course, source=request.POST.get("source", ""))
+    except ValueError as exc:
+        return refusal(request, str(exc))
+    messages.success(request, f"Copied {copied} assignment{'s' if copied != 1 else ''} into {course.title}.")
+    return redirect(back)
 
 
 def _picked(request: HttpRequest, course: Course) -> list[Assignment]:
@@ -65,7 +90,8 @@ def _pick_page(request: HttpRequest, *, pending_key: str, missing: str, title: s
             del request.session[pending_key]
             return answer
     context = {"course": course, "assignments": _offered(course), "multiple": multiple(pending),
-               "action": reverse(action), "title": title}
+               "action": reverse(action), "title": title, "return_to": action.removeprefix("lti:"),
+               "start_sources": _start_offer(request, course)}
     return render(request, "lti/pick.html", context, status=400 if request.method == "POST" else 200)
 
 

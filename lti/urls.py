@@ -17,4 +17,5 @@ urlpatterns = [
     path("bind/", staff_views.link_bind_page, name="bind"),
     path("deep-link/", staff_views.deep_link_page, name="deep-link"),
     path("courses/<slug:slug>/", staff_views.course_lms_page, name="course"),
+    path("courses/<slug:slug>/start/", staff_views.course_start_page, name="course-start"),
 ]
