@@ -102,6 +102,12 @@ def _screenshots(page: Any, name: str) -> None:
 
 @pytest.mark.browser
 @pytest.mark.integration
-def test_the_setup_page_fits_a_phone_and_a_desktop(live_db: None, web_server: str, page: Any) -> None:
+def test_the_setup_and_course_lms_pages_fit_a_phone_and_a_desktop(
+        live_db: None, web_server: str, instructor: Any, demo_slug: str, page: Any) -> None:
     page.goto(f"{web_server}/lti/setup/")
+    assert page.get_by_text("must be served over HTTPS with secure cookies").is_visible()
     _screenshots(page, "lti-setup")
+    log_in(page, web_server, instructor)
+    page.goto(f"{web_server}/lti/courses/{demo_slug}/")
+    page.get_by_text("A student's first launch uses the roster account").wait_for()
+    _screenshots(page, "lti-course")
