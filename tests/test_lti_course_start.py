@@ -12,6 +12,7 @@ from django.test import Client
 from assignments.models import Assignment, Course, Membership
 from lti.models import ContextCourse
 from tests.lti_platform.inprocess import Platform
+from tests.lti_platform.launches import INSTRUCTOR
 
 
 def _instructor_launch(platform: Platform, client: Client, *, context_id: str) -> Course:
@@ -57,3 +58,25 @@ def test_the_copy_is_refused_to_students_into_full_courses_and_from_courses_not_
     client.post(f"/lti/courses/{course.slug}/start/", {"source": "catalog"})
     again = client.post(f"/lti/courses/{course.slug}/start/", {"source": "catalog"})
     assert again.status_code == 400 and b"has assignments already" in again.content
+
+
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+
+
+@pytest.mark.django_db
+def test_deep_linking_from_an_empty_lms_course_offers_the_copy_then_the_copied_assignments() -> None:
+    platform, client = Platform().register(), Client()
+    state, nonce = platform.login(client, user_id="lms-dl-teacher")
+    body = platform.body(nonce=nonce, user_id="lms-dl-teacher", roles=(INSTRUCTOR,), context_id="ctx-dl")
+    del body["https://purl.imsglobal.org/spec/lti/claim/resource_link"]
+    body["https://purl.imsglobal.org/spec/lti/claim/message_type"] = "LtiDeepLinkingRequest"
+    body[DL] = {"deep_link_return_url": f"{platform.base}/deep_link_return", "accept_types": ["ltiResourceLink"],
+                "accept_multiple": True, "accept_presentation_document_targets": ["iframe", "window"]}
+    reply = platform.post(client, state=state, header=platform.header(), body=body)
+    assert reply.status_code == 302 and reply["Location"] == "/lti/deep-link/", reply.content.decode()[-800:]
+    course = ContextCourse.objects.get(context__id_on_platform="ctx-dl").course
+    assert "has no assignments yet" in client.get("/lti/deep-link/").content.decode()
+    done = client.post(f"/lti/courses/{course.slug}/start/", {"source": "catalog", "return_to": "deep-link"},
+                       follow=True)
+    assert done.redirect_chain[-1][0] == "/lti/deep-link/"
+    assert f'type="checkbox" name="assignment" value="positive-gradient-{course.slug}"' in done.content.decode()
