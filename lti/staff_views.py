@@ -65,7 +65,8 @@ def course_start_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         copied = course_start_copy(user=request.user, course=course, source=request.POST.get("source", ""))
     except ValueError as exc:
-        return refusal(request, str(exc))
+        return render(request, "lti/refused.html", {"reason": str(exc), "heading": "Nothing was copied",
+                                                    "back": reverse(back)}, status=400)
     messages.success(request, f"Copied {copied} assignment{'s' if copied != 1 else ''} into {course.title}.")
     return redirect(back)
 

@@ -29,15 +29,16 @@ from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
 log = logging.getLogger(__name__)
 CHECKED = "lti_cookies_checked"
 UNREADABLE = "The launch could not be read: its id_token does not have the shape of an LTI 1.3 launch."
+FOR_THE_LMS = "This address is for your LMS"
 NOT_FROM_AN_LMS = ("This is the grader's LTI {what}: an LMS {opens} when someone follows a link to the grader in "
                    "an LMS course, so there is nothing to see here. Open the assignment from your LMS course; LMS "
                    "administrators find the setup on /lti/setup/.")
 LOGIN_PARAMS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
 
 
-def refusal(request: HttpRequest, reason: str, *, status: int = 400) -> HttpResponse:
+def refusal(request: HttpRequest, reason: str, *, status: int = 400, heading: str = "") -> HttpResponse:
     """The readable page every refused login or launch gets (never a 500)."""
-    return render(request, "lti/refused.html", {"reason": reason}, status=status)
+    return render(request, "lti/refused.html", {"reason": reason, "heading": heading}, status=status)
 
 
 @csrf_exempt
@@ -46,7 +47,8 @@ def refusal(request: HttpRequest, reason: str, *, status: int = 400) -> HttpResp
 def oidc_login(request: HttpRequest) -> HttpResponse:
     params = request.POST if request.method == "POST" else request.GET
     if not any(params.get(name) for name in LOGIN_PARAMS):
-        return refusal(request, NOT_FROM_AN_LMS.format(what="login (OIDC initiation) URL", opens="opens it"))
+        return refusal(request, NOT_FROM_AN_LMS.format(what="login (OIDC initiation) URL", opens="opens it"),
+                       heading=FOR_THE_LMS)
     if not params.get("target_link_uri"):
         return refusal(request, "The login from the LMS is missing target_link_uri (this tool's launch URL).")
     if not target_is_ours(request=request, target=params.get("target_link_uri")):
@@ -72,7 +74,8 @@ def reverse_launch(request: HttpRequest) -> str:
 @require_http_methods(["GET", "HEAD", "POST"])
 def launch(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":  # a browser opening the URL: a page saying what it is, not a bare 405
-        page = refusal(request, NOT_FROM_AN_LMS.format(what="launch URL", opens="posts to it"), status=405)
+        page = refusal(request, NOT_FROM_AN_LMS.format(what="launch URL", opens="posts to it"), status=405,
+                       heading=FOR_THE_LMS)
         page["Allow"] = "POST"
         return page
     try:
