@@ -29,16 +29,31 @@ class ToolConfig(DjangoToolConfig):
 
     def find_deployment_by_params(self, iss: str, deployment_id: str, client_id: str, *args: Any,
                                   **kwargs: Any) -> Deployment | None:
-        """Unknown deployments are refused, not created (django-lti creates them inactive)."""
+        """A deployment an operator has not seen yet is stored inactive (the launch is then refused), so it
+        waits on the LMS platforms page for them to activate it; at most NEW_DEPLOYMENTS_KEPT per platform."""
         self.deployment = LtiDeployment.objects.filter(
             registration__issuer=iss, registration__client_id=client_id, registration__is_active=True,
             deployment_id=deployment_id,
         ).select_related("registration").first()
         if self.deployment is None:
+            self.deployment = _deployment_to_review(iss=iss, client_id=client_id, deployment_id=deployment_id)
+        if self.deployment is None:
             return None
         return Deployment().set_deployment_id(deployment_id)
 
 
+def _deployment_to_review(*, iss: str, client_id: str, deployment_id: str) -> LtiDeployment | None:
+    """Called after the launch's signature was checked: the platform itself names this deployment."""
+    registration = LtiRegistration.objects.active().filter(issuer=iss, client_id=client_id).first()
+    if registration is None or not 0 < len(deployment_id) <= 255 or LtiDeployment.objects.filter(
+            registration=registration, is_active=False).count() >= NEW_DEPLOYMENTS_KEPT:
+        return None
+    deployment, _ = LtiDeployment.objects.get_or_create(registration=registration, deployment_id=deployment_id,
+                                                        defaults={"is_active": False})
+    return deployment
+
+
+NEW_DEPLOYMENTS_KEPT = 20
 INACTIVE = ("This LMS is registered with the tool but not activated yet: the tool's operator activates it on "
             "the LMS platforms page (after dynamic registration, or after deactivating it).")
 

@@ -87,7 +87,9 @@ def launch(request: HttpRequest) -> HttpResponse:
             return refusal(request, UNREADABLE)
         lti_launch = LtiLaunch(message_launch)
         if not lti_launch.deployment.is_active:
-            return refusal(request, "This LMS deployment is not activated in the tool yet.", status=403)
+            return refusal(request, f"This LMS deployment ({lti_launch.deployment.deployment_id}) is not activated "
+                                    "in the tool yet: the tool's operator activates it on the LMS platforms page.",
+                           status=403)
         arrival = launch_accept(lti_launch=lti_launch)
         DeploymentLaunch.objects.update_or_create(deployment=lti_launch.deployment, defaults={"at": clock.now()})
     except LtiException as exc:

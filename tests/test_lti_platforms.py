@@ -190,3 +190,23 @@ def test_the_setup_page_names_the_lms_fields_says_https_and_lists_registrations_
     assert '<pre class="wrap">python manage.py lti_register' in anyone  # the command box wraps, not clipped
     assert "In-process LMS" not in anyone  # registrations are for operators' eyes
     assert "In-process LMS" in operator.get("/lti/setup/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_deployment_the_operator_has_not_seen_waits_inactive_for_them(operator: Client) -> None:
+    platform = Platform().register()
+    platform.deployment_id = "added-later-in-the-lms"
+    refused = platform.launch()
+    assert refused.status_code == 403 and b"(added-later-in-the-lms) is not activated" in refused.content
+    waiting = LtiDeployment.objects.get(deployment_id="added-later-in-the-lms")
+    assert not waiting.is_active
+    registration = waiting.registration
+    page = operator.get(f"/lti/platforms/{registration.pk}/").content.decode()
+    assert "added-later-in-the-lms" in page and "Activate deployment" in page
+    operator.post(f"/lti/platforms/{registration.pk}/", {"active": "1", "deployment": str(waiting.pk)})
+    opened = platform.launch(instructor=True)  # its LMS course gets a course of its own, its link a pick
+    assert opened.status_code == 302 and opened["Location"] == "/lti/bind/"
+    for number in range(30):  # a platform cannot fill the table with deployments
+        platform.deployment_id = f"flood-{number}"
+        platform.launch()
+    assert LtiDeployment.objects.filter(registration=registration, is_active=False).count() == 20
