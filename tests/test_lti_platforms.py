@@ -210,3 +210,11 @@ def test_a_deployment_the_operator_has_not_seen_waits_inactive_for_them(operator
         platform.deployment_id = f"flood-{number}"
         platform.launch()
     assert LtiDeployment.objects.filter(registration=registration, is_active=False).count() == 20
+
+
+@pytest.mark.django_db
+def test_operators_find_the_platforms_page_from_the_staff_home(operator: Client, instructor: Any) -> None:
+    assert 'href="/lti/platforms/"' in operator.get("/staff/").content.decode()
+    teacher = Client()
+    teacher.force_login(instructor.user)
+    assert 'href="/lti/platforms/"' not in teacher.get("/staff/").content.decode()
