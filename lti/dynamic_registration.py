@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core import signing
 from django.http import HttpRequest
 from django.urls import reverse
@@ -43,11 +44,13 @@ def registration_url(request: HttpRequest) -> str:
 
 
 def registration_url_valid(token: str) -> bool:
+    """Signed by this server, younger than LTI_REGISTRATION_URL_DAYS, and its issuer still an operator."""
     try:
-        signing.loads(token, salt=SALT, max_age=settings.LTI_REGISTRATION_URL_DAYS * 86_400)
+        issued = signing.loads(token, salt=SALT, max_age=settings.LTI_REGISTRATION_URL_DAYS * 86_400)
     except signing.BadSignature:
         return False
-    return True
+    by = issued.get("by") if isinstance(issued, dict) else None
+    return isinstance(by, int) and get_user_model().objects.filter(pk=by, is_staff=True, is_active=True).exists()
 
 
 @dataclass(frozen=True)

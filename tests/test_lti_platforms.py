@@ -165,6 +165,9 @@ def test_dynamic_registration_refusals_are_readable_and_store_nothing(
     assert moved.status_code == 400 and b"issuer is not on the host" in moved.content
     assert not LtiRegistration.objects.filter(issuer=test_lms.base).exists()
     assert not test_lms.dynamic.accepted
+    get_user_model().objects.filter(is_staff=True).update(is_staff=False)  # its issuer is no operator any more
+    revoked = Client().get(good, {"openid_configuration": test_lms.url("/.well-known/openid-configuration")})
+    assert revoked.status_code == 403 and b"not valid or has expired" in revoked.content
 
 
 @pytest.mark.django_db
