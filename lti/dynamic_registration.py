@@ -143,6 +143,9 @@ def dynamic_register(*, request: HttpRequest, config_url: str, registration_toke
     client_id = body.get("client_id") if isinstance(body, dict) else None
     if not isinstance(client_id, str) or not 0 < len(client_id) <= 255:
         raise RegistrationRefused(f"{what} answered without a client_id.")
+    if LtiRegistration.objects.filter(issuer=config.issuer, client_id=client_id).exists():
+        raise RegistrationRefused("This LMS and client ID are registered already: the grader's operator edits "
+                                  "them on the LMS platforms page.")
     tool = body.get(TOOL_CLAIM)
     deployment_id = tool.get("deployment_id") if isinstance(tool, dict) else None
     spec = RegistrationSpec(name=config.name, issuer=config.issuer, client_id=client_id, auth_url=config.auth_url,

@@ -143,6 +143,11 @@ def test_dynamic_registration_stores_the_platform_inactive_until_an_operator_act
     assert not registration.is_active and registration.auth_url == test_lms.url("/auth")
     assert LtiDeployment.objects.get(registration=registration).deployment_id == DEPLOYMENT
     assert Client().get(start).status_code == 400  # the platform's registration token is used up
+    registration.is_active = True
+    registration.save()
+    again = Client().get(test_lms.dynamic.start_url("http://testserver" + _registration_url(operator)))
+    assert again.status_code == 400 and b"registered already" in again.content  # never changed by a new run
+    assert LtiRegistration.objects.get(pk=registration.pk).is_active
 
 
 @override_settings(LTI_ALLOW_HTTP=True)
