@@ -102,7 +102,7 @@ def test_an_operator_edits_binds_and_deactivates_and_launches_follow(operator: C
     assert "last launch never" not in operator.get(url).content.decode()
     operator.post(url, {"active": "0", "deployment": str(platform.deployment.pk)})
     refused = platform.launch()
-    assert refused.status_code == 403 and b"deployment is not activated" in refused.content
+    assert refused.status_code == 403 and b"deployment (deployment-1) is not activated" in refused.content
     operator.post(url, {"active": "1", "deployment": str(platform.deployment.pk)})
     operator.post(url, {"active": "0"})
     refused = Client().get("/lti/login/", {"iss": platform.base, "login_hint": "u-1", "client_id": platform.client_id,
