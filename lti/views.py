@@ -104,7 +104,8 @@ def launch(request: HttpRequest) -> HttpResponse:
 
 def _status_for(reason: str) -> int:
     """403 when the platform is not one we trust (or not for this), 400 for a malformed launch."""
-    refused = ("registration", "deployment", "signature", "public key", "Client id", "already used", "Nonce")
+    refused = ("registration", "deployment", "signature", "public key", "Client id", "already used", "Nonce",
+               "not activated")
     return 403 if any(word.lower() in reason.lower() for word in refused) else 400
 
 

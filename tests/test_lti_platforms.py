@@ -226,3 +226,12 @@ def test_operators_find_the_platforms_page_from_the_staff_home(operator: Client,
     teacher = Client()
     teacher.force_login(instructor.user)
     assert 'href="/lti/platforms/"' not in teacher.get("/staff/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_launch_posted_after_its_platform_was_deactivated_is_refused_in_words() -> None:
+    platform, client = Platform().register(), Client()
+    state, nonce = platform.login(client)
+    LtiRegistration.objects.filter(issuer=platform.base).update(is_active=False)
+    refused = platform.post(client, state=state, header=platform.header(), body=platform.body(nonce=nonce))
+    assert refused.status_code == 403 and b"not activated yet" in refused.content
