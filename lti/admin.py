@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from lti.models import ContextCourse, FrameOrigin, LinkAssignment, ScoreDelivery, ServiceHost
+from lti.models import ContextCourse, CourseLmsOptions, FrameOrigin, LinkAssignment, ScoreDelivery, ServiceHost
 
 
 @admin.register(ContextCourse)
@@ -31,3 +31,8 @@ class ServiceHostAdmin(admin.ModelAdmin):
 class ScoreDeliveryAdmin(admin.ModelAdmin):
     list_display = ("user", "link", "score_given", "score_maximum", "status", "tries", "last_error")
     list_filter = ("status",)
+
+
+@admin.register(CourseLmsOptions)
+class CourseLmsOptionsAdmin(admin.ModelAdmin):
+    list_display = ("course", "link_roster_accounts")

@@ -16,6 +16,7 @@ from lti_tool.utils import sync_data_from_launch
 from assignments.access import LMS_USERNAME_PREFIX, STAFF_ROLES
 from assignments.models import Assignment, Course, Membership
 from assignments.services import lms_person_set, membership_set
+from lti.account_links import roster_account_for_launch
 from lti.models import ContextCourse, LinkAssignment
 from lti.roles import course_role_from_lti
 
@@ -43,10 +44,10 @@ def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
     # A launch from the LMS course proves the membership now (a roster sync may have ended it before).
     LtiMembership.objects.filter(user=lti_launch.user, context=lti_launch.context).update(is_active=True)
     lis = lti_launch.get_claim(LIS_CLAIM)
-    user = user_for_lti(lti_user=lti_launch.user,
-                        sis_id=person_sourcedid(lis.get("person_sourcedid") if isinstance(lis, dict) else None))
     course = course_for_context(context=lti_launch.context)
     role = Membership.Role(course_role_from_lti(lti_launch.roles_claim or []))
+    user = user_for_lti(lti_user=lti_launch.user, course=course if role == Membership.Role.STUDENT else None,
+                        sis_id=person_sourcedid(lis.get("person_sourcedid") if isinstance(lis, dict) else None))
     membership_set(user=user, course=course, role=role)
     if lti_launch.is_deep_link_launch:
         if role not in STAFF_ROLES:
@@ -73,11 +74,20 @@ def person_sourcedid(value: object) -> str:
     return value.strip()[:255] if isinstance(value, str) else ""
 
 
-def user_for_lti(*, lti_user: LtiUser, sis_id: str = "") -> AbstractUser:
+def user_for_lti(*, lti_user: LtiUser, sis_id: str = "", course: Course | None = None) -> AbstractUser:
     """One local account per (registration, sub): the same `sub` on another platform is another person.
-    The LMS's ids of the person are kept with it (`sis_id`: the LIS person_sourcedid, when given)."""
+    The LMS's ids of the person are kept with it (`sis_id`: the LIS person_sourcedid, when given). A person's
+    first launch as a student of a `course` that allows it uses the roster account they match
+    (`lti.account_links`)."""
+    roster = None
+    if lti_user.auth_user_id is None and course is not None:
+        roster = roster_account_for_launch(course=course, lms_id=lti_user.sub, sis_id=sis_id, email=lti_user.email)
     if lti_user.auth_user_id is not None:
         user: AbstractUser = lti_user.auth_user
+    elif roster is not None:
+        user = roster
+        lti_user.auth_user = user
+        lti_user.save(update_fields=["auth_user"])
     else:
         digest = hashlib.sha256(f"{lti_user.registration_id}:{lti_user.sub}".encode()).hexdigest()[:20]
         user, created = get_user_model().objects.get_or_create(username=f"{LMS_USERNAME_PREFIX}{digest}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from lti_tool.models import LtiContext, LtiRegistration, LtiResourceLink
+from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration, LtiResourceLink
 
 from assignments.models import Assignment, Course
 
@@ -20,6 +20,18 @@ class ContextCourse(models.Model):
 
     def __str__(self) -> str:
         return f"{self.context} → {self.course.slug}"
+
+
+class CourseLmsOptions(models.Model):
+    """What a course's instructors chose for its LMS launches."""
+
+    course = models.OneToOneField(Course, on_delete=models.CASCADE, related_name="lms_options")
+    link_roster_accounts = models.BooleanField(
+        default=False, help_text="A launch matching a roster student of the course (by LMS id or email) uses "
+                                 "that account instead of making an LMS account")
+
+    def __str__(self) -> str:
+        return f"{self.course.slug}: link roster accounts {'on' if self.link_roster_accounts else 'off'}"
 
 
 class LinkAssignment(models.Model):
@@ -58,6 +70,16 @@ class ServiceHost(models.Model):
 
     def __str__(self) -> str:
         return self.host
+
+
+class DeploymentLaunch(models.Model):
+    """When a deployment last launched the tool (shown to operators on the platforms page)."""
+
+    deployment = models.OneToOneField(LtiDeployment, on_delete=models.CASCADE, related_name="last_launch")
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.deployment} at {self.at:%Y-%m-%d %H:%M}"
 
 
 class UsedNonce(models.Model):

@@ -91,9 +91,11 @@ def _apply(*, link: ContextCourse, listing: Listing) -> int:
     active = 0
     for member in listing.members:
         lti_user = LtiUser.objects.get(registration=registration, sub=member["user_id"])
-        user = user_for_lti(lti_user=lti_user, sis_id=person_sourcedid(member.get("lis_person_sourcedid")))
+        role = course_role_from_lti(member["roles"])
+        user = user_for_lti(lti_user=lti_user, course=link.course if role == Membership.Role.STUDENT else None,
+                            sis_id=person_sourcedid(member.get("lis_person_sourcedid")))
         if member["status"] == "Active":
-            membership_set(user=user, course=link.course, role=course_role_from_lti(member["roles"]))
+            membership_set(user=user, course=link.course, role=role)
             active += 1
         else:  # dropped in the LMS: no longer in our course, their submissions stay
             _leave(user_id=user.pk, link=link)

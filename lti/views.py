@@ -11,29 +11,34 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_safe
 from lti_tool.models import LtiLaunch
 from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.exception import LtiException, OIDCException
 
 from assignments.access import STAFF_ROLES
+from infra import clock
 from lti.framing import form_action_allow, platform_auth_origins
 from lti.keys import signing_key, tool_jwks
 from lti.launch import Arrival, LaunchRefused, launch_accept
-from lti.models import ContextCourse
+from lti.models import ContextCourse, DeploymentLaunch
 from lti.nrps_sync import roster_sync_enqueue
-from lti.tool_config import ToolConfig
+from lti.tool_config import INACTIVE, ToolConfig
 from lti.validation import ToolMessageLaunch, launch_storage, target_is_ours
 
 log = logging.getLogger(__name__)
 CHECKED = "lti_cookies_checked"
 UNREADABLE = "The launch could not be read: its id_token does not have the shape of an LTI 1.3 launch."
+FOR_THE_LMS = "This address is for your LMS"
+NOT_FROM_AN_LMS = ("This is the grader's LTI {what}: an LMS {opens} when someone follows a link to the grader in "
+                   "an LMS course, so there is nothing to see here. Open the assignment from your LMS course; LMS "
+                   "administrators find the setup on /lti/setup/.")
 LOGIN_PARAMS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
 
 
-def refusal(request: HttpRequest, reason: str, *, status: int = 400) -> HttpResponse:
+def refusal(request: HttpRequest, reason: str, *, status: int = 400, heading: str = "") -> HttpResponse:
     """The readable page every refused login or launch gets (never a 500)."""
-    return render(request, "lti/refused.html", {"reason": reason}, status=status)
+    return render(request, "lti/refused.html", {"reason": reason, "heading": heading}, status=status)
 
 
 @csrf_exempt
@@ -41,6 +46,11 @@ def refusal(request: HttpRequest, reason: str, *, status: int = 400) -> HttpResp
 @require_http_methods(["GET", "HEAD", "POST"])
 def oidc_login(request: HttpRequest) -> HttpResponse:
     params = request.POST if request.method == "POST" else request.GET
+    if not any(params.get(name) for name in LOGIN_PARAMS):
+        return refusal(request, NOT_FROM_AN_LMS.format(what="login (OIDC initiation) URL", opens="opens it"),
+                       heading=FOR_THE_LMS)
+    if not params.get("target_link_uri"):
+        return refusal(request, "The login from the LMS is missing target_link_uri (this tool's launch URL).")
     if not target_is_ours(request=request, target=params.get("target_link_uri")):
         return refusal(request, "target_link_uri does not point to this tool's launch URL.")
     if not params.get(CHECKED):  # first see whether this frame may keep cookies; else offer a new window
@@ -52,7 +62,7 @@ def oidc_login(request: HttpRequest) -> HttpResponse:
         login_flow = DjangoOIDCLogin(request, ToolConfig(), launch_data_storage=launch_storage())
         return login_flow.redirect(reverse_launch(request))
     except (OIDCException, LtiException) as exc:
-        return refusal(request, str(exc))
+        return refusal(request, str(exc), status=403 if str(exc) == INACTIVE else 400)
 
 
 def reverse_launch(request: HttpRequest) -> str:
@@ -61,8 +71,13 @@ def reverse_launch(request: HttpRequest) -> str:
 
 @csrf_exempt
 @xframe_options_exempt
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 def launch(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":  # a browser opening the URL: a page saying what it is, not a bare 405
+        page = refusal(request, NOT_FROM_AN_LMS.format(what="launch URL", opens="posts to it"), status=405,
+                       heading=FOR_THE_LMS)
+        page["Allow"] = "POST"
+        return page
     try:
         message_launch = ToolMessageLaunch(request)
         try:
@@ -72,8 +87,11 @@ def launch(request: HttpRequest) -> HttpResponse:
             return refusal(request, UNREADABLE)
         lti_launch = LtiLaunch(message_launch)
         if not lti_launch.deployment.is_active:
-            return refusal(request, "This LMS deployment is not activated in the tool yet.", status=403)
+            return refusal(request, f"This LMS deployment ({lti_launch.deployment.deployment_id}) is not activated "
+                                    "in the tool yet: the tool's operator activates it on the LMS platforms page.",
+                           status=403)
         arrival = launch_accept(lti_launch=lti_launch)
+        DeploymentLaunch.objects.update_or_create(deployment=lti_launch.deployment, defaults={"at": clock.now()})
     except LtiException as exc:
         return refusal(request, str(exc), status=_status_for(str(exc)))
     except LaunchRefused as exc:
@@ -86,7 +104,8 @@ def launch(request: HttpRequest) -> HttpResponse:
 
 def _status_for(reason: str) -> int:
     """403 when the platform is not one we trust (or not for this), 400 for a malformed launch."""
-    refused = ("registration", "deployment", "signature", "public key", "Client id", "already used", "Nonce")
+    refused = ("registration", "deployment", "signature", "public key", "Client id", "already used", "Nonce",
+               "not activated")
     return 403 if any(word.lower() in reason.lower() for word in refused) else 400
 
 

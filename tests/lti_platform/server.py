@@ -20,6 +20,7 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request, TRequest
 
 from tests.lti_platform.launches import LaunchSpec, Member, resign, stranger_key
+from tests.lti_platform.registration import DynamicRegistrations, admin_page, openid_configuration
 from tests.lti_platform.services import (
     LINEITEM_SCOPE,
     NRPS_SCOPE,
@@ -77,6 +78,7 @@ class LmsPlatform:
         self.config = PlatformConfig(registration=self.registration)
         self.state = PlatformState(token_url=self.url("/token"), issuer=self.base, client_id=self.client_id)
         self.launches: dict[str, LaunchSpec] = {}
+        self.dynamic = DynamicRegistrations(base=self.base, client_id=self.client_id, deployment_id=DEPLOYMENT)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def url(self, path: str) -> str:
@@ -185,6 +187,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self, method: str, path: str, params: dict[str, str], raw: bytes) -> None:
         platform, state = self.platform, self.platform.state
+        if path == "/.well-known/openid-configuration":
+            return self._reply(200, openid_configuration(platform.base))
+        if path == "/register" and method == "POST":
+            try:
+                body = json.loads(raw or b"null")
+            except ValueError as exc:
+                raise Refused(400, "the tool's configuration is not JSON") from exc
+            return self._reply(200, platform.dynamic.accept(authorization=self.headers.get("Authorization") or "",
+                                                            body=body))
+        if path == "/register-tool":  # the LMS administrator's page framing the tool's registration URL
+            return self._reply(200, admin_page(platform.dynamic.start_url(params.get("url", ""))))
         if path == "/jwks":
             return self._reply(200, platform.config.get_jwks())
         if path == "/course":  # an LMS page framing the tool
