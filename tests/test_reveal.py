@@ -95,7 +95,8 @@ def test_after_due_reveals_at_each_students_own_due_date(monkeypatch: pytest.Mon
     mine, theirs = _graded_wrong(student, assignment), _graded_wrong(other_student, assignment)
     Extension.objects.create(assignment=assignment, student=other_student.user, due_at=now + timedelta(days=2))
     _assert_hidden(_seen(student, assignment, mine))
-    assert "Answer key</dt><dd>shown after your due date" in _seen(student, assignment, mine)["assignment_page"]
+    page = _seen(student, assignment, mine)["assignment_page"]
+    assert "what went wrong and a picture of it; after your due date: everything, the expected answers too" in page
 
     _at(monkeypatch, now + timedelta(hours=2))  # past the due date, before the extension's
     _assert_shown({**_seen(student, assignment, mine), "slug": assignment.slug})

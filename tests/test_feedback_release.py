@@ -1,0 +1,133 @@
+"""Feedback release: what a wrong attempt shows a student is the level the instructor chose (the
+assignment's own, else the course's), before and after the reveal moment, on every page, in the API
+and at the picture's own address; the course's staff always see everything."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from assignments.models import RELEASES, Assignment, Course
+from assignments.services import course_demo
+from catalog.errors import CatalogError
+from catalog.export import assignment_toml
+from catalog.spec import catalog_data, spec_from_data
+from grader.models import Submission
+from tests.clients import api, keys_anywhere, logged_in
+from tests.test_reveal import _assignment, _at, _graded_wrong, _texts
+
+
+def _seen(person: Any, submission: Submission) -> dict[str, Any]:
+    """What the person gets of this submission: the result page, the API document, the picture URL."""
+    client = logged_in(person)
+    document = api(person).get(f"/api/v1/submissions/{submission.id}/").json()["result"]
+    picture = client.get(f"/submissions/{submission.id}/graph.svg?part=x.grad")
+    return {"page": client.get(f"/submissions/{submission.id}/").content.decode(),
+            "part": document["parts"][0], "keys": keys_anywhere(document),
+            "picture": _texts(picture.content) if picture.status_code == 200 else None}
+
+
+def _level_of(seen: dict[str, Any]) -> str:
+    """The release level the person was given, read back from what they got."""
+    if "expected" in seen["keys"]:
+        return "answer_key"
+    if seen["picture"] is not None:
+        return "full_picture" if "x.grad = 9" in seen["picture"] else "picture"
+    return "words" if "diagnosis" in seen["part"] else "verdict"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("level", RELEASES)
+def test_a_student_gets_exactly_the_level_chosen_before_the_due_date(level: str, student: Any,
+                                                                     instructor: Any) -> None:
+    assignment = _assignment(due_at=timezone.now() + timedelta(hours=1), reveal="after_due",
+                             release_before=level, release_after="answer_key")
+    seen = _seen(student, _graded_wrong(student, assignment))
+    assert _level_of(seen) == level
+    assert seen["part"]["verdict"] == "incorrect" and "✗</span> incorrect" in seen["page"]  # always
+    assert ('class="diagnosis"' in seen["page"]) == (level != "verdict")
+    assert ('class="graph"' in seen["page"]) == (level in ("picture", "full_picture", "answer_key"))
+    assert ("graph_svg_url" in seen["part"]) == (level in ("picture", "full_picture", "answer_key"))
+    assert ("Expected answer" in seen["page"]) == (level == "answer_key")
+    if level == "picture":  # no label gives x.grad = 9 away
+        assert not [text for text in seen["picture"] if re.search(r"(?<![\d.])9(?![\d])", text)], seen["picture"]
+    if level != "answer_key":
+        assert not re.search(r"(?<![\d.])9\.0(?!\d)", seen["page"])
+    staff = _seen(instructor, Submission.objects.get(student=student.user))
+    assert _level_of(staff) == "answer_key" and "Expected (shown to instructors only)" in staff["page"]
+
+
+@pytest.mark.django_db
+def test_the_level_changes_at_the_students_own_due_date(monkeypatch: pytest.MonkeyPatch, student: Any) -> None:
+    now = timezone.now()
+    assignment = _assignment(due_at=now + timedelta(hours=1), reveal="after_due",
+                             release_before="words", release_after="full_picture")
+    submission = _graded_wrong(student, assignment)
+    before = _seen(student, submission)
+    assert _level_of(before) == "words"
+    assert "after your due date: the verdict, what went wrong and the whole picture" in logged_in(student).get(
+        f"/assignments/{assignment.slug}/").content.decode()
+    _at(monkeypatch, now + timedelta(hours=2))
+    assert _level_of(_seen(student, submission)) == "full_picture"
+
+
+@pytest.mark.django_db
+def test_the_level_changes_with_the_last_attempt(student: Any) -> None:
+    assignment = _assignment(max_attempts=2, reveal="after_attempts", release_before="verdict",
+                             release_after="picture")
+    first = _graded_wrong(student, assignment)
+    assert _level_of(_seen(student, first)) == "verdict"
+    _graded_wrong(student, assignment)
+    assert _level_of(_seen(student, first)) == "picture"
+
+
+@pytest.mark.django_db
+def test_an_assignment_without_its_own_level_follows_the_course_set_on_its_page(student: Any,
+                                                                               instructor: Any) -> None:
+    assignment = _assignment(reveal="never")
+    submission = _graded_wrong(student, assignment)
+    assert _level_of(_seen(student, submission)) == "picture"  # the default: something left to find
+    page = logged_in(instructor).post(f"/staff/courses/{course_demo().slug}/feedback/",
+                                      {"release_before": "words", "release_after": "answer_key"})
+    assert page.status_code == 302 and Course.objects.get(pk=course_demo().pk).release_before == "words"
+    assert _level_of(_seen(student, submission)) == "words"
+    Assignment.objects.filter(pk=assignment.pk).update(release_before="full_picture")  # its own level wins
+    assert _level_of(_seen(student, submission)) == "full_picture"
+
+
+@pytest.mark.django_db
+def test_the_course_levels_are_set_through_the_api_and_a_wrong_one_is_refused(instructor: Any,
+                                                                             student: Any) -> None:
+    url = f"/api/v1/staff/courses/{course_demo().slug}/feedback/"
+    assert api(instructor).put(url, {"release_before": "verdict", "release_after": "full_picture"},
+                               format="json").json() == {"release_before": "verdict", "release_after": "full_picture"}
+    assert api(instructor).get(url).json()["release_after"] == "full_picture"
+    refused = api(instructor).put(url, {"release_before": "everything", "release_after": "answer_key"}, format="json")
+    assert refused.status_code == 400 and "release_before" in refused.json()["errors"]
+    assert api(student).put(url, {"release_before": "answer_key", "release_after": "answer_key"},
+                            format="json").status_code in (403, 404)
+    assert Course.objects.get(pk=course_demo().pk).release_before == "verdict"
+
+
+@pytest.mark.django_db
+def test_the_api_says_the_levels_and_the_one_in_force(student: Any) -> None:
+    assignment = _assignment(reveal="after_attempts", max_attempts=3, release_before="words")
+    row = api(student).get(f"/api/v1/assignments/{assignment.slug}/").json()
+    assert row["feedback"] == {"before": "words", "after": "answer_key", "now": "words"}
+
+
+@pytest.mark.django_db
+def test_the_levels_round_trip_through_the_catalog_toml() -> None:
+    assignment = _assignment(reveal="after_due", due_at=timezone.now() + timedelta(days=1),
+                             release_before="verdict", release_after="full_picture")
+    text = assignment_toml(assignment=assignment)
+    assert 'release_before = "verdict"' in text and 'release_after = "full_picture"' in text
+    policy = spec_from_data(catalog_data("a.toml", text.encode()), path="a.toml").policy
+    assert (policy["release_before"], policy["release_after"]) == ("verdict", "full_picture")
+    with pytest.raises(CatalogError) as refused:
+        spec_from_data(catalog_data("a.toml", text.replace('"verdict"', '"all"').encode()), path="a.toml")
+    assert refused.value.field == "policy.release_before" and "verdict, words" in refused.value.problem
