@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assignments.models import Part, Release, release_at_least
+from assignments.models import Assignment, Part, Release, release_at_least
 from assignments.part_config import reference_keys
 from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
@@ -24,15 +24,20 @@ from grading.variants import variant_analysis
 
 
 def picture_disclosure(*, submission: Submission, release: str) -> Disclosure | None:
-    """What the picture may show at this release level: nothing below "picture", the keys read by
-    the parts this submission answered correctly at "picture", everything from "full_picture" on."""
+    """What the picture of this submission may show at this release level (`release_disclosure`)."""
+    document = getattr(submission, "result", None)
+    correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
+    return release_disclosure(release=release, assignment=submission.assignment, correct=correct)
+
+
+def release_disclosure(*, release: str, assignment: Assignment, correct: set[str]) -> Disclosure | None:
+    """What a picture may show at this release level: nothing below "picture"; at "picture" the keys
+    read by the parts answered correctly (`correct`: their keys); everything from "full_picture" on."""
     if not release_at_least(release, Release.PICTURE):
         return None
     if release_at_least(release, Release.FULL_PICTURE):
         return Disclosure(everything=True)
-    document = getattr(submission, "result", None)
-    correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
-    parts = Part.objects.filter(assignment=submission.assignment, key__in=correct)
+    parts = Part.objects.filter(assignment=assignment, key__in=correct)
     return Disclosure(keys=frozenset(reference_keys([(p.key, p.kind_config) for p in parts])))
 
 

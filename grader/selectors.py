@@ -297,22 +297,24 @@ WORDS_KEYS = ("diagnosis",)  # the words of a part's feedback: message, paths, e
 
 
 def result_document(*, submission: Submission, release: str) -> dict[str, Any] | None:
-    """The stored result document of SPEC §5 as the release level shows it: each part's verdict and
-    score always; the diagnosis from "words"; the picture's address from "picture"; the expected
-    values at "answer_key"."""
+    """The stored result document of SPEC §5 as the release level shows it (`document_released`)."""
     result = getattr(submission, "result", None)
     if submission.status != Submission.Status.GRADED or result is None:
         return None
+    document = document_released(document=result.document, release=release)
+    document["score"] = counted_score(result.document)  # after the late factor: the Result's score
+    return document
+
+
+def document_released(*, document: dict[str, Any], release: str) -> dict[str, Any]:
+    """A result document as the release level shows it: each part's verdict and score always; the
+    diagnosis from "words"; the picture's address from "picture"; the expected values at "answer_key"."""
     hidden = (() if release_at_least(release, Release.ANSWER_KEY) else EXPECTED_KEYS) + (
         () if release_at_least(release, Release.WORDS) else WORDS_KEYS) + (
         () if release_at_least(release, Release.PICTURE) else ("graph_svg_url",))
-    document = dict(result.document)
-    document["score"] = counted_score(result.document)  # after the late factor: the Result's score
-    document["parts"] = [
-        {**{key: value for key, value in part.items() if key not in hidden}, "verdict": verdict(part)}
-        for part in document["parts"]
-    ]
-    return document
+    parts = [{**{key: value for key, value in part.items() if key not in hidden}, "verdict": verdict(part)}
+             for part in document["parts"]]
+    return {**document, "parts": parts}
 
 
 def submission_error(*, submission: Submission, show_reason: bool) -> str | None:

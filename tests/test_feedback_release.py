@@ -17,6 +17,7 @@ from catalog.errors import CatalogError
 from catalog.export import assignment_toml
 from catalog.spec import catalog_data, spec_from_data
 from grader.models import Submission
+from tests.authoring_forms import WALKTHROUGH_REFERENCE, form_post, preview_page
 from tests.clients import api, keys_anywhere, logged_in
 from tests.test_reveal import _assignment, _at, _graded_wrong, _texts
 
@@ -131,3 +132,22 @@ def test_the_levels_round_trip_through_the_catalog_toml() -> None:
     with pytest.raises(CatalogError) as refused:
         spec_from_data(catalog_data("a.toml", text.replace('"verdict"', '"all"').encode()), path="a.toml")
     assert refused.value.field == "policy.release_before" and "verdict, words" in refused.value.problem
+
+
+@pytest.mark.django_db
+def test_the_preview_shows_the_trial_as_a_student_sees_it_before_and_after_beside_the_staff_view(
+        instructor: Any) -> None:
+    client, slug = logged_in(instructor), f"as-student-{timezone.now():%H%M%S%f}"
+    walk = {"reference": WALKTHROUGH_REFERENCE, "params": "x0 = 3.0\ny0 = 2.5"}
+    form = form_post(slug=slug, reveal="after_attempts", max_attempts="3", release_before="words",
+                     release_after="full_picture", **walk)
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form).status_code == 302
+    page = preview_page(client, slug, {**form, "trial:x.grad": "2.5"})  # x.grad = 8.5: the path through b missed
+    staff = page[page.index('id="trial-staff-heading"'):page.index('id="as-student-1"')]
+    before = page[page.index('id="as-student-1"'):page.index('id="as-student-2"')]
+    after = page[page.index('id="as-student-2"'):page.index("As students see it")]
+    assert "<svg" in staff and 'class="diagnosis"' in staff
+    assert "before the reveal" in before and "Words: the verdict and the diagnosis" in before
+    assert 'class="diagnosis"' in before and "<svg" not in before and "No picture at this level." in before
+    assert "once you have used all your attempts" in after and "<svg" in after
+    assert "8.5" not in before and "Expected answer" not in before + after
