@@ -16,7 +16,7 @@ from typing import Any, TypeAlias
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
 from assignments.models import Assignment, Extension, Membership, Part, Release, release_at_least
@@ -137,7 +137,7 @@ def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRo
         used=Count("submissions", filter=mine & Q(submissions__attempt__isnull=False)),
         best_graded=Max("submissions__result__score", filter=mine),
         last_graded=Subquery(latest.order_by("-submission__created_at").values("score")[:1]),
-    ).prefetch_related("parts").order_by("course__title", "due_at", "title")
+    ).prefetch_related("parts").order_by("course__title", F("due_at").asc(nulls_last=True), "title")  # as PostgreSQL
     if slug is not None:
         assignments = assignments.filter(slug=slug)
     return [_row(a, user) for a in assignments]

@@ -151,3 +151,40 @@ def test_the_preview_shows_the_trial_as_a_student_sees_it_before_and_after_besid
     assert 'class="diagnosis"' in before and "<svg" not in before and "No picture at this level." in before
     assert "once you have used all your attempts" in after and "<svg" in after
     assert "8.5" not in before and "Expected answer" not in before + after
+
+
+@pytest.mark.django_db
+def test_the_walkthrough_is_listed_first_on_the_home_and_course_pages(student: Any, instructor: Any) -> None:
+    home = logged_in(student).get("/").content.decode()
+    assert home.index("0. Visual walkthrough") < home.index("A. Positive gradient") < home.index("I. Exam twist")
+    course = logged_in(instructor).get(f"/staff/courses/{course_demo().slug}/").content.decode()
+    assert course.index("0. Visual walkthrough") < course.index("A. Positive gradient")
+
+
+@pytest.mark.django_db
+def test_attempts_with_an_extension_read_the_same_on_the_home_and_assignment_pages(student: Any) -> None:
+    from assignments.models import Extension
+
+    assignment = _assignment(max_attempts=3)
+    Extension.objects.create(assignment=assignment, student=student.user, extra_attempts=2)
+    client = logged_in(student)
+    home = client.get("/").content.decode()
+    row = home[home.index(f'href="/assignments/{assignment.slug}/"'):]
+    assert "5 of 5" in row[:row.index("</tr>")]
+    assert "5 of 5" in client.get(f"/assignments/{assignment.slug}/").content.decode()
+
+
+def test_each_part_of_the_document_carries_the_verdict_the_page_shows() -> None:
+    from assignments.templatetags.statement import verdict as page_verdict
+    from grader.selectors import document_released
+
+    parts = [{"part": "a", "correct": True, "score": 1.0, "max_score": 1.0},
+             {"part": "b", "correct": False, "score": 0.5, "max_score": 1.0,  # partial = true: 1 of 2 gradients
+              "diagnosis": {"components": {"w.grad": {"correct": True}, "b.grad": {"correct": False}}}},
+             {"part": "c", "correct": False, "score": 0.0, "max_score": 1.0},
+             {"part": "d", "correct": False, "score": 1.0, "max_score": 1.0, "override": {"score": 1.0}}]
+    released = document_released(document={"score": 2.5, "max_score": 4.0, "parts": parts}, release="verdict")
+    assert [part["verdict"] for part in released["parts"]] == ["correct", "partly right", "incorrect", "credited"]
+    assert [part["verdict"] for part in released["parts"]] == [page_verdict(part) for part in parts]
+    assert [part["correct"] for part in released["parts"]] == [True, False, False, False]  # kept as it was
+    assert "diagnosis" not in released["parts"][1]  # the verdict level shows no words
