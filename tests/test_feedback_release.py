@@ -5,6 +5,7 @@ and at the picture's own address; the course's staff always see everything."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from datetime import timedelta
 from typing import Any
 
@@ -188,3 +189,26 @@ def test_each_part_of_the_document_carries_the_verdict_the_page_shows() -> None:
     assert [part["verdict"] for part in released["parts"]] == [page_verdict(part) for part in parts]
     assert [part["correct"] for part in released["parts"]] == [True, False, False, False]  # kept as it was
     assert "diagnosis" not in released["parts"][1]  # the verdict level shows no words
+
+
+@pytest.mark.django_db
+def test_a_courses_levels_go_out_in_its_course_toml_and_come_back_with_load_assignments(tmp_path: Any) -> None:
+    from django.core.management import CommandError, call_command
+
+    from catalog.export import COURSE_FILE, course_files
+
+    course = Course.objects.create(slug=f"levels-{timezone.now():%H%M%S%f}", title="Levels",
+                                   release_before="verdict", release_after="full_picture")
+    exported = course_files(course=course)[COURSE_FILE]
+    assert 'release_before = "verdict"' in exported and 'release_after = "full_picture"' in exported
+    (tmp_path / COURSE_FILE).write_text(exported.replace(course.slug, f"{course.slug}-copy"), encoding="utf-8")
+    (tmp_path / "walk.toml").write_text(
+        (Path(__file__).parent.parent / "assignments/catalog/visual-walkthrough.toml").read_text(encoding="utf-8")
+        .replace('slug = "visual-walkthrough"', f'slug = "{course.slug}-walk"'), encoding="utf-8")
+    with pytest.raises(CommandError):  # --no-check: kept as a draft, which the command reports with exit 1
+        call_command("load_assignments", str(tmp_path), "--no-check", verbosity=0)
+    copy = Course.objects.get(slug=f"{course.slug}-copy")
+    assert (copy.release_before, copy.release_after) == ("verdict", "full_picture")
+    (tmp_path / COURSE_FILE).write_text(exported.replace('"verdict"', '"all"'), encoding="utf-8")
+    with pytest.raises(CommandError, match="course.release_before: must be one of verdict, words"):
+        call_command("load_assignments", str(tmp_path), "--no-check", verbosity=0)
