@@ -5,8 +5,8 @@ and at the picture's own address; the course's staff always see everything."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
