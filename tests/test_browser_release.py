@@ -104,3 +104,19 @@ def test_every_catalog_assignment_page_fits_a_phone(live_db: None, web_server: s
             wide[href] = overflow
             page.screenshot(path=str(OUTPUT / f"phone-overflow-{href.strip('/').replace('/', '-')}.png"))
     assert not wide, wide
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_a_highlighted_code_blocks_lines_start_at_the_same_place(live_db: None, web_server: str, student: Any,
+                                                                page: Any) -> None:  # noqa: F811
+    log_in(page, web_server, student)
+    page.goto(f"{web_server}/assignments/visual-walkthrough/submissions/")  # loads the code styles
+    lefts = page.evaluate("""() => {
+        const block = document.createElement('div');
+        block.innerHTML = '<div class="source"><pre><span></span><code><span id="l1">x</span> = 1\\n'
+                        + '<span id="l2">a</span> = x</code></pre></div>';
+        document.querySelector('main, body').appendChild(block);
+        return ['l1', 'l2'].map(id => document.getElementById(id).getBoundingClientRect().left);
+    }""")
+    assert abs(lefts[0] - lefts[1]) < 0.5, lefts  # the first line was a character to the right
