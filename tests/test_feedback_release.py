@@ -212,3 +212,18 @@ def test_a_courses_levels_go_out_in_its_course_toml_and_come_back_with_load_assi
     (tmp_path / COURSE_FILE).write_text(exported.replace('"verdict"', '"all"'), encoding="utf-8")
     with pytest.raises(CommandError, match="course.release_before: must be one of verdict, words"):
         call_command("load_assignments", str(tmp_path), "--no-check", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_the_authoring_form_sets_an_assignments_own_levels_or_leaves_the_courses(instructor: Any) -> None:
+    client, slug = logged_in(instructor), f"form-levels-{timezone.now():%H%M%S%f}"
+    form = form_post(slug=slug, release_before="verdict", release_after="", reveal="never")
+    assert client.post("/staff/courses/autograd-101/assignments/new/", form).status_code == 302
+    assignment = Assignment.objects.get(slug=slug)
+    assert (assignment.release_before, assignment.release_after) == ("verdict", None)
+    assert assignment.releases == ("verdict", course_demo().release_after)  # the course's, where none is set
+    page = client.get(f"/staff/assignments/{slug}/edit/").content.decode()
+    assert re.search(r'<option value="verdict" selected>', page)
+    assert "the course&#x27;s setting" in page or "the course's setting" in page
+    refused = client.post(f"/staff/assignments/{slug}/edit/", {**form, "release_before": "everything"})
+    assert refused.status_code == 400 and Assignment.objects.get(slug=slug).release_before == "verdict"
