@@ -284,7 +284,6 @@ def submission_state(*, submission_id: int) -> str | None:
     return row[0] if row else None
 
 
-EXPECTED_KEYS = ("expected", "expected_text")  # a part's expected answer, as a value and as written
 HISTORY_LIMIT = 200  # the most of submissions_mine a page or the API lists
 
 
@@ -293,7 +292,11 @@ def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submissi
     return Submission.objects.filter(student_id=user.pk, assignment=assignment).select_related("result")
 
 
-WORDS_KEYS = ("diagnosis",)  # the words of a part's feedback: message, paths, edge, lines
+RELEASED_FROM = {  # the level from which a key of a part's document is shown; any other: always
+    "diagnosis": Release.WORDS,  # the words: message, paths, edge, lines
+    "graph_svg_url": Release.PICTURE,
+    "expected": Release.ANSWER_KEY, "expected_text": Release.ANSWER_KEY,  # as a value and as written
+}
 
 
 def result_document(*, submission: Submission, release: str) -> dict[str, Any] | None:
@@ -309,10 +312,8 @@ def result_document(*, submission: Submission, release: str) -> dict[str, Any] |
 def document_released(*, document: dict[str, Any], release: str) -> dict[str, Any]:
     """A result document as the release level shows it: each part's verdict and score always; the
     diagnosis from "words"; the picture's address from "picture"; the expected values at "answer_key"."""
-    hidden = (() if release_at_least(release, Release.ANSWER_KEY) else EXPECTED_KEYS) + (
-        () if release_at_least(release, Release.WORDS) else WORDS_KEYS) + (
-        () if release_at_least(release, Release.PICTURE) else ("graph_svg_url",))
-    parts = [{**{key: value for key, value in part.items() if key not in hidden}, "verdict": verdict(part)}
+    parts = [{**{key: value for key, value in part.items()
+                  if release_at_least(release, RELEASED_FROM.get(key, Release.VERDICT))}, "verdict": verdict(part)}
              for part in document["parts"]]
     return {**document, "parts": parts}
 
