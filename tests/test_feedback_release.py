@@ -28,6 +28,8 @@ def _seen(person: Any, submission: Submission) -> dict[str, Any]:
     client = logged_in(person)
     document = api(person).get(f"/api/v1/submissions/{submission.id}/").json()["result"]
     picture = client.get(f"/submissions/{submission.id}/graph.svg?part=x.grad")
+    scripted = api(person).get(f"/submissions/{submission.id}/graph.svg?part=x.grad")  # a script's token
+    assert (scripted.status_code, scripted.content) == (picture.status_code, picture.content)
     return {"page": client.get(f"/submissions/{submission.id}/").content.decode(),
             "part": document["parts"][0], "keys": keys_anywhere(document),
             "picture": _texts(picture.content) if picture.status_code == 200 else None}
