@@ -229,3 +229,18 @@ def test_the_authoring_form_sets_an_assignments_own_levels_or_leaves_the_courses
     assert "the course&#x27;s setting" in page or "the course's setting" in page
     refused = client.post(f"/staff/assignments/{slug}/edit/", {**form, "release_before": "everything"})
     assert refused.status_code == 400 and Assignment.objects.get(slug=slug).release_before == "verdict"
+
+
+@pytest.mark.django_db
+def test_the_authoring_api_sets_an_assignments_own_levels_in_its_toml(instructor: Any) -> None:
+    from tests.test_authoring_api import _toml
+
+    slug = f"api-levels-{timezone.now():%H%M%S%f}"
+    toml = _toml(slug) + '[policy]\nrelease_before = "words"\nrelease_after = "answer_key"\n'
+    created = api(instructor).post("/api/v1/staff/courses/autograd-101/assignments/", {"toml": toml}, format="json")
+    assert created.status_code == 201, created.content
+    assert 'release_before = "words"' in created.json()["toml"]
+    assert Assignment.objects.get(slug=slug).releases == ("words", "answer_key")
+    refused = api(instructor).put(f"/api/v1/staff/assignments/{slug}/",
+                                  {"toml": toml.replace('"words"', '"most"')}, format="json")
+    assert refused.status_code == 400 and "policy.release_before" in refused.json()["errors"]
