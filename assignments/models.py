@@ -14,9 +14,38 @@ from assignments.part_config import ChoiceConfig, CodeConfig, PartConfig, Symbol
 C = TypeVar("C", SymbolicConfig, CodeConfig, ChoiceConfig)
 
 
+class Release(models.TextChoices):
+    """How much of the feedback on a wrong attempt a student sees, each level adding to the one before."""
+
+    VERDICT = "verdict"
+    WORDS = "words"
+    PICTURE = "picture"
+    FULL_PICTURE = "full_picture"
+    ANSWER_KEY = "answer_key"
+
+
+RELEASES = tuple(Release.values)  # in order: a level shows everything the ones before it show
+RELEASE_BEFORE, RELEASE_AFTER = Release.PICTURE, Release.ANSWER_KEY  # the defaults
+RELEASE_CHOICES = [
+    (Release.VERDICT, "Verdict: right or wrong, and the score"),
+    (Release.WORDS, "Words: the verdict and the diagnosis"),
+    (Release.PICTURE, "Picture: words and the picture, hiding what gives a wrong part away"),
+    (Release.FULL_PICTURE, "Full picture: words and the whole picture"),
+    (Release.ANSWER_KEY, "Answer key: all of it, the expected answers too"),
+]
+
+
+def release_at_least(level: str, least: str) -> bool:
+    return RELEASES.index(level) >= RELEASES.index(least)
+
+
 class Course(models.Model):
     slug = models.SlugField(unique=True)
     title = models.CharField(max_length=200)
+    release_before = models.CharField(max_length=16, choices=RELEASE_CHOICES, default=RELEASE_BEFORE,
+                                      help_text="Feedback a student sees before the reveal moment")
+    release_after = models.CharField(max_length=16, choices=RELEASE_CHOICES, default=RELEASE_AFTER,
+                                     help_text="Feedback a student sees from the reveal moment on")
 
     def __str__(self) -> str:
         return self.title
@@ -84,7 +113,11 @@ class Assignment(models.Model):
                                              help_text="Submissions a minute; empty: the site default")
     hints_after = models.PositiveIntegerField(default=0, help_text="Hints are shown after this many attempts")
     reveal = models.CharField(max_length=16, choices=Reveal.choices, default=Reveal.NEVER,
-                              help_text="When students see the expected answers")
+                              help_text="When release_after takes over from release_before")
+    release_before = models.CharField(max_length=16, choices=RELEASE_CHOICES, null=True, blank=True,
+                                      help_text="Feedback before the reveal moment; empty: the course's")
+    release_after = models.CharField(max_length=16, choices=RELEASE_CHOICES, null=True, blank=True,
+                                     help_text="Feedback from the reveal moment on; empty: the course's")
     draft = models.JSONField(null=True, blank=True, help_text="Catalog data of edits not yet published")
     version = models.PositiveIntegerField(default=0, help_text="Number of the last published version")
     archived_at = models.DateTimeField(null=True, blank=True, help_text="Deleted while it had submissions")
@@ -97,6 +130,14 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def releases(self) -> tuple[str, str]:
+        """The feedback levels (before, after the reveal moment): this assignment's, else its course's."""
+        course = self.course
+        before = self.release_before or (course.release_before if course else RELEASE_BEFORE)
+        after = self.release_after or (course.release_after if course else RELEASE_AFTER)
+        return before, after
 
 
 class Part(models.Model):

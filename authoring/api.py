@@ -20,6 +20,7 @@ from authoring.api_serializers import (
     AuthoredAssignmentSerializer,
     AuthoredDetailSerializer,
     AuthoringJobSerializer,
+    CourseFeedbackSerializer,
     PublishSerializer,
     TomlSerializer,
 )
@@ -77,6 +78,27 @@ class AuthoredCollection(APIView):
         found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
         return _written(request, lambda data: publishing.assignment_create(course=found, data=data),
                         status.HTTP_201_CREATED)
+
+
+class CourseFeedback(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(responses={200: CourseFeedbackSerializer, **STAFF_ONLY},
+                   summary="The course's default feedback levels on a wrong attempt")
+    def get(self, request: Request, course: str) -> Response:
+        found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
+        return Response(CourseFeedbackSerializer(found).data)
+
+    @extend_schema(request=CourseFeedbackSerializer, responses={200: CourseFeedbackSerializer, 400: ErrorsSerializer,
+                                                                **STAFF_ONLY},
+                   summary="Set them: assignments without their own level follow at once")
+    def put(self, request: Request, course: str) -> Response:
+        found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
+        body = CourseFeedbackSerializer(data=request.data)
+        if not body.is_valid():
+            return Response({"errors": flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+        publishing.course_release_set(course=found, **body.validated_data)
+        return Response(CourseFeedbackSerializer(found).data)
 
 
 class AuthoredDetail(APIView):

@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from assignments.models import RELEASES
 from authoring.publishing import MAX_JUSTIFICATION
 from grader.api.serializers import SecondsField
 
@@ -31,6 +32,12 @@ class AuthoredAssignmentSerializer(serializers.Serializer):
 
 class AuthoredDetailSerializer(AuthoredAssignmentSerializer):
     toml = serializers.CharField(help_text="The working copy as catalog TOML: the draft if any, else what is live")
+
+
+class CourseFeedbackSerializer(serializers.Serializer):
+    release_before = serializers.ChoiceField(choices=RELEASES, help_text="What a wrong attempt shows a student "
+                                             "before the reveal moment (assignments without their own level)")
+    release_after = serializers.ChoiceField(choices=RELEASES, help_text="… and from the reveal moment on")
 
 
 class PublishSerializer(serializers.Serializer):

@@ -10,12 +10,13 @@ from zoneinfo import ZoneInfo
 
 from django import forms
 
-from assignments.models import Assignment
+from assignments.models import RELEASE_CHOICES, Assignment
 from catalog.errors import CatalogError
 from catalog.spec import KINDS, REVEALS
 from catalog.toml_text import toml_loads
 
 DATETIME_FORMAT = "%Y-%m-%dT%H:%M"
+COURSE_LEVEL = [("", "the course's setting")]
 PART_FIELD_NAMES = ("key", "kind", "points", "rel_tol", "abs_tol", "prompt", "hint", "expected", "config")
 
 
@@ -56,7 +57,11 @@ class AssignmentForm(forms.Form):
     rate_limit = forms.IntegerField(required=False, min_value=0, help_text="Submissions a minute; empty: site default")
     hints_after = forms.IntegerField(required=False, min_value=0, initial=0, help_text="Show hints after N attempts")
     reveal = forms.ChoiceField(choices=[(r, r.replace("_", " ")) for r in REVEALS], initial="never",
-                               help_text="When students see the expected answers")
+                               help_text="The reveal moment: when the feedback after takes over from the one before")
+    release_before = forms.ChoiceField(choices=COURSE_LEVEL + RELEASE_CHOICES, required=False,
+                                       help_text="What a wrong attempt shows a student before the reveal moment")
+    release_after = forms.ChoiceField(choices=COURSE_LEVEL + RELEASE_CHOICES, required=False,
+                                      help_text="What it shows from the reveal moment on")
 
     def __init__(self, *args: Any, slug_fixed: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -95,6 +100,9 @@ def catalog_from_forms(*, form: AssignmentForm, parts: Any) -> dict[str, Any]:
             policy[name] = _aware(data[name], zone)
     for name in ("max_attempts", "rate_limit"):
         if data.get(name) is not None:
+            policy[name] = data[name]
+    for name in ("release_before", "release_after"):
+        if data.get(name):
             policy[name] = data[name]
     catalog: dict[str, Any] = {
         "slug": data["slug"], "title": data["title"], "statement": data["statement"], "reference": data["reference"],
@@ -152,7 +160,8 @@ def initial_from_catalog(data: dict[str, Any]) -> tuple[dict[str, Any], list[dic
         "params": _toml_text(data.get("params", {})), "variants": _toml_text(data.get("variants", {})),
         "time_zone": zone, "counts": policy.get("counts", "best"), "reveal": policy.get("reveal", "never"),
         "hints_after": policy.get("hints_after", 0), "max_attempts": policy.get("max_attempts"),
-        "rate_limit": policy.get("rate_limit"),
+        "rate_limit": policy.get("rate_limit"), "release_before": policy.get("release_before", ""),
+        "release_after": policy.get("release_after", ""),
         "late_penalty": ", ".join(f"{h:g}:{f:g}" for h, f in policy.get("late_penalty", [])),
     }
     for name in ("opens_at", "due_at", "closes_at"):

@@ -1,9 +1,10 @@
 """Vetting of the policy: a reveal setting that would show the expected answers to students who can
-still submit, or never show them although the instructor asked for a reveal. No sandbox run."""
+still submit, or never show them although the instructor asked for a reveal, and a feedback level
+that gives the answers away from the first wrong attempt. No sandbox run."""
 
 from __future__ import annotations
 
-from assignments.models import Assignment
+from assignments.models import Assignment, Release, release_at_least
 from authoring.reasons import Reason
 
 FIELD = "policy.reveal"
@@ -14,6 +15,13 @@ def _reason(problem: str) -> Reason:
 
 
 def policy_reasons(*, assignment: Assignment) -> list[Reason]:
+    before, after = assignment.releases
+    if release_at_least(before, Release.FULL_PICTURE):
+        return [Reason(code="release-policy:policy.release_before", field="policy.release_before",
+                       problem=f"{before} gives the expected answers away from the first wrong attempt: students "
+                               "have nothing left to find on the next one; choose picture or less, or accept")]
+    if not release_at_least(after, Release.FULL_PICTURE):
+        return []  # the reveal shows no answer: nothing leaks, and nothing is promised
     reveal = assignment.reveal
     if reveal == Assignment.Reveal.AFTER_DUE:
         if assignment.due_at is None:

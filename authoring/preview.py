@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from assignments.models import Assignment, Part, Variant
+from assignments.models import RELEASE_CHOICES, Assignment, Part, Variant
 from authoring.feedback_space import CHOICE_NOTE, Mistake, code_note, formula_mistakes, numeric_mistakes
 from chainrule import Analysis, graph_svg
 from chainrule.picture.disclosure import Disclosure
-from grading.answer_grading import answers_grade, graded_svg
+from grader.pictures import release_disclosure
+from grader.selectors import REVEAL_WORDS, document_released
+from grading.answer_grading import Graded, answers_grade, graded_svg, wrong_highlight
 from grading.answer_parsing import AnswerErrors, answers_parse
 from grading.part_answers import part_answer, part_answer_text, part_reference_key
 from grading.reference import ReferenceRunError
@@ -52,6 +54,7 @@ class Preview:
     trial: dict[str, Any] | None = None
     trial_svg: str = ""
     trial_errors: dict[str, str] = field(default_factory=dict)
+    as_student: list[dict[str, Any]] = field(default_factory=list)  # the trial under each release level
 
 
 def preview_build(*, assignment: Assignment, answers: dict[str, str], code: dict[str, str]) -> Preview:
@@ -73,7 +76,7 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
     try:
         answers_parse(assignment=assignment, answers=answers, code=code)
         graded = answers_grade(assignment=assignment, variant=variant, answers=answers, code=code,
-                               expected_shown=False)
+                               expected_shown=True)
     except AnswerErrors as exc:
         preview.trial_errors = exc.errors
         return
@@ -81,7 +84,32 @@ def _trial(preview: Preview, *, assignment: Assignment, variant: Any, answers: d
         preview.trial_errors = {"reference": str(exc)}
         return
     preview.trial = graded.document
-    preview.trial_svg = graded_svg(analysis=variant_analysis(variant=variant), graded=graded)
+    analysis = variant_analysis(variant=variant)
+    preview.trial_svg = graded_svg(analysis=analysis, graded=graded)
+    preview.as_student = [_as_student(assignment=assignment, analysis=analysis, graded=graded, when=when, release=level)
+                          for when, level in _moments(assignment)]
+
+
+def _moments(assignment: Assignment) -> list[tuple[str, str]]:
+    """(when, release level) of each phase a student goes through: one when the levels are the same
+    or the reveal moment never comes."""
+    before, after = assignment.releases
+    moment = REVEAL_WORDS.get(Assignment.Reveal(assignment.reveal))
+    if moment is None or before == after:
+        return [("Every attempt", before)]
+    return [("Before the reveal", before), (moment[0].upper() + moment[1:], after)]
+
+
+def _as_student(*, assignment: Assignment, analysis: Analysis, graded: Graded, when: str,
+                release: str) -> dict[str, Any]:
+    """The trial's result as a student sees it at this release level: the document and the picture."""
+    document = document_released(document=graded.document, release=release)
+    correct = {key for key, diagnosis in graded.diagnoses.items() if diagnosis.correct}
+    disclosure = release_disclosure(release=release, assignment=assignment, correct=correct)
+    svg = "" if disclosure is None else graph_svg(analysis=analysis, highlight=wrong_highlight(graded.diagnoses),
+                                                   disclosure=disclosure)
+    return {"when": when, "release": release, "label": dict(RELEASE_CHOICES)[release], "document": document,
+            "svg": svg}
 
 
 def _part(part: Part, analysis: Analysis, variant: Variant) -> PartPreview:

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
 from assignments.access import may_create_courses
-from assignments.models import Assignment, AssignmentVersion, Course, Extension, Membership
+from assignments.models import RELEASES, Assignment, AssignmentVersion, Course, Extension, Membership
 from assignments.services import membership_set
 from authoring.forms import catalog_from_json, catalog_json
 from authoring.reasons import Reason, reasons_open, warnings_of
@@ -71,6 +71,17 @@ def staff_add(*, course: Course, username: str, role: str) -> Membership:
     if user is None:
         raise ValueError(f"no user named {username!r}: they must have an account first")
     return membership_set(user=user, course=course, role=role)
+
+
+def course_release_set(*, course: Course, release_before: str, release_after: str) -> Course:
+    """The course's default feedback levels (an assignment's own, when set, wins). Raises ValueError
+    naming the field of a level that is not one."""
+    for name, level in (("release_before", release_before), ("release_after", release_after)):
+        if level not in RELEASES:
+            raise ValueError(f"{name}: must be one of {', '.join(RELEASES)}, got {str(level)[:40]!r}")
+    course.release_before, course.release_after = release_before, release_after
+    course.save(update_fields=["release_before", "release_after"])
+    return course
 
 
 def working_catalog(*, assignment: Assignment) -> dict[str, Any]:

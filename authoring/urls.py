@@ -10,6 +10,7 @@ from authoring import job_views, views
 urlpatterns = [
     path("courses/new/", views.course_create, name="staff-course-new"),
     path("courses/<slug:course>/staff/", views.course_staff, name="staff-course-staff"),
+    path("courses/<slug:course>/feedback/", views.course_feedback, name="staff-course-feedback"),
     path("courses/<slug:course>/assignments/new/", views.assignment_create, name="staff-assignment-new"),
     path("courses/<slug:course>/export.zip", views.course_export, name="staff-course-export"),
     path("courses/<slug:course>/import/", views.course_import, name="staff-course-import"),

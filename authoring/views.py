@@ -78,6 +78,19 @@ def course_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+def course_feedback(request: HttpRequest, course: str) -> HttpResponse:
+    found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
+    try:
+        publishing.course_release_set(course=found, release_before=request.POST.get("release_before", ""),
+                                      release_after=request.POST.get("release_after", ""))
+        messages.success(request, "Feedback levels saved: assignments without their own follow them now.")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    return redirect("staff-course", course=found.slug)
+
+
+@login_required
+@require_POST
 def course_staff(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)
     try:

@@ -42,7 +42,7 @@ def _policy(assignment: Assignment) -> dict[str, Any]:
     policy: dict[str, Any] = {"counts": assignment.counts, "late_penalty": assignment.late_penalty,
                               "time_zone": assignment.time_zone, "hints_after": assignment.hints_after,
                               "reveal": assignment.reveal}
-    for name in ("opens_at", "due_at", "closes_at", "max_attempts", "rate_limit"):
+    for name in ("opens_at", "due_at", "closes_at", "max_attempts", "rate_limit", "release_before", "release_after"):
         value = getattr(assignment, name)
         if value is not None:
             policy[name] = value
@@ -77,7 +77,8 @@ def assignment_toml(*, assignment: Assignment) -> str:
 
 
 def course_toml(*, course: Course) -> str:
-    return tomli_w.dumps({"course": {"slug": course.slug, "title": course.title}})
+    return tomli_w.dumps({"course": {"slug": course.slug, "title": course.title,
+                                     "release_before": course.release_before, "release_after": course.release_after}})
 
 
 def course_files(*, course: Course) -> dict[str, str]:

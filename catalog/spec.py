@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from assignments.models import RELEASES
 from assignments.part_config import NumericConfig, PartConfig, config_parse
 from catalog.errors import CatalogError
 from catalog.toml_text import toml_loads
@@ -28,7 +29,7 @@ SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 TOP_LEVEL = {"slug", "title", "statement", "reference", "params", "parts", "policy", "variants", "vetting"}
 PART_FIELDS = {"key", "kind", "points", "rel_tol", "abs_tol", "hint", "prompt", "expected", "config"}
 POLICY_FIELDS = {"opens_at", "due_at", "closes_at", "max_attempts", "counts", "late_penalty", "time_zone",
-                 "rate_limit", "hints_after", "reveal"}
+                 "rate_limit", "hints_after", "reveal", "release_before", "release_after"}
 REVEALS = ("never", "after_due", "after_close", "after_attempts")
 KINDS = ("numeric", "symbolic", "code", "choice")
 MAX_SOURCE = 20_000
@@ -334,6 +335,11 @@ def _policy_extras(check: _Checker, policy: dict[str, Any], out: dict[str, Any])
     if reveal not in REVEALS:
         raise check.fail("policy.reveal", f"must be one of {', '.join(REVEALS)}, got {shown(reveal)}")
     out["reveal"] = reveal
+    for name in ("release_before", "release_after"):  # absent: the course's level
+        if name in policy:
+            if policy[name] not in RELEASES:
+                raise check.fail(f"policy.{name}", f"must be one of {', '.join(RELEASES)}, got {shown(policy[name])}")
+            out[name] = policy[name]
 
 
 def _late_penalty(check: _Checker, steps: Any) -> list[list[float]]:

@@ -42,5 +42,6 @@ def _assignment_fields(*, spec: AssignmentSpec) -> dict[str, Any]:
         "counts": policy["counts"], "late_penalty": policy["late_penalty"],
         "time_zone": policy.get("time_zone", "UTC"), "rate_limit": policy.get("rate_limit"),
         "hints_after": policy.get("hints_after", 0), "reveal": policy.get("reveal", "never"),
+        "release_before": policy.get("release_before"), "release_after": policy.get("release_after"),
         "source_path": spec.path, "source_hash": spec.source_hash,
     }

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404, course_role, staff_courses
+from assignments.models import Release
 from courseops.analytics import analytics_csv_rows, analytics_read
 from courseops.api_serializers import (
     AnalyticsSerializer,
@@ -104,7 +105,7 @@ def staff_submissions(request: Request, slug: str) -> Response:
     offset = (page_from(request.query_params) - 1) * PAGE
     rows = submissions_for_staff(assignment=assignment, wanted=SubmissionFilter.from_query(request.query_params),
                                  offset=offset)
-    context = {"request": request, "expected_shown": True, "show_reason": True}
+    context = {"request": request, "release": Release.ANSWER_KEY, "show_reason": True}
     return Response(StaffSubmissionSerializer(rows, many=True, context=context).data)
 
 

@@ -1,36 +1,43 @@
 """The backward-flow picture of one graded submission, for the viewer asking.
 
 Drawn from the variant's stored analysis and the highlight the worker stored, so
-code is never re-run to draw it. The gradients on it follow the reveal policy of
-the result document: an instructor of the course sees them all, like `expected`,
-and so does the student once the reveal policy shows them the expected answers;
-before that a student sees those of the parts this submission got right (they
-know those answers already) and nothing that would give away the others.
+code is never re-run to draw it. What it shows follows the release level of the
+result document (grader.selectors.release_of): an instructor of the course sees
+it all; a student gets no picture below "picture"; at "picture" the gradients of
+the parts this submission got right (they know those answers already) and nothing
+that would give away the others, the right factor of a wrong edge included; from
+"full_picture" on, all of it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from assignments.models import Part
+from assignments.models import Assignment, Part, Release, release_at_least
 from assignments.part_config import reference_keys
 from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
 from chainrule.picture.disclosure import Disclosure
 from grader.models import Submission
-from grader.selectors import User, expected_shown
+from grader.selectors import User, release_of
 from grading.variants import variant_analysis
 
 
-def picture_disclosure(*, submission: Submission, user: User) -> Disclosure:
-    """What the picture may show this user: everything for an instructor of the course and for the
-    student once the reveal policy shows the expected answers, else the keys read by the parts this
-    submission answered correctly."""
-    if expected_shown(user=user, submission=submission):
-        return Disclosure(everything=True)
+def picture_disclosure(*, submission: Submission, release: str) -> Disclosure | None:
+    """What the picture of this submission may show at this release level (`release_disclosure`)."""
     document = getattr(submission, "result", None)
     correct = {part["part"] for part in (document.document.get("parts", []) if document else []) if part.get("correct")}
-    parts = Part.objects.filter(assignment=submission.assignment, key__in=correct)
+    return release_disclosure(release=release, assignment=submission.assignment, correct=correct)
+
+
+def release_disclosure(*, release: str, assignment: Assignment, correct: set[str]) -> Disclosure | None:
+    """What a picture may show at this release level: nothing below "picture"; at "picture" the keys
+    read by the parts answered correctly (`correct`: their keys); everything from "full_picture" on."""
+    if not release_at_least(release, Release.PICTURE):
+        return None
+    if release_at_least(release, Release.FULL_PICTURE):
+        return Disclosure(everything=True)
+    parts = Part.objects.filter(assignment=assignment, key__in=correct)
     return Disclosure(keys=frozenset(reference_keys([(p.key, p.kind_config) for p in parts])))
 
 
@@ -47,24 +54,32 @@ def _title(document_part: dict[str, Any] | None, part: str | None) -> str | None
     return f"Where {part} went wrong"
 
 
-def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight) -> dict[Edge, str]:
-    """The factor the student used and the right one, on the one wrong edge the engine names."""
+def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight, disclosure: Disclosure) -> dict[Edge, str]:
+    """The factor the student used, on the one wrong edge the engine names, and the right one where the
+    picture shows everything (before that the right factor would give the part away)."""
     diagnosis = (document_part or {}).get("diagnosis") or {}
     used, right = diagnosis.get("used"), diagnosis.get("right")
     if len(highlight.wrong_edges) != 1:
         return {}
-    if used and right:
+    if used and right and disclosure.everything:
         return {highlight.wrong_edges[0]: f"✗ you used {used}; right: {right}"}
+    if used:
+        return {highlight.wrong_edges[0]: f"✗ you used {used} here"}
     if diagnosis.get("kind") == "wrong_local_derivative":
         return {highlight.wrong_edges[0]: "✗ wrong local derivative"}  # the picture adds the right one
     return {}
 
 
 def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:
-    """The SVG for `part` (default: every wrong part highlighted at once).
+    """The SVG for `part` (default: every wrong part highlighted at once), as the user's release level
+    shows it.
 
-    None when the submission is not graded, has no analysis, or `part` was not answered.
+    None when the submission is not graded, has no analysis, `part` was not answered, or the release
+    level shows this user no picture.
     """
+    disclosure = picture_disclosure(submission=submission, release=release_of(user=user, submission=submission))
+    if disclosure is None:
+        return None
     if submission.status != Submission.Status.GRADED or submission.variant is None:
         return None
     if not submission.variant.is_ready or not hasattr(submission, "result"):
@@ -76,5 +91,5 @@ def submission_picture(*, submission: Submission, user: User, part: str | None) 
     highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
     document_part = _document_part(submission, part) if part is not None else None
     return graph_svg(analysis=variant_analysis(variant=submission.variant), highlight=highlight,
-                     title=_title(document_part, part), disclosure=picture_disclosure(submission=submission, user=user),
-                     edge_notes=_edge_notes(document_part, highlight))
+                     title=_title(document_part, part), disclosure=disclosure,
+                     edge_notes=_edge_notes(document_part, highlight, disclosure))

@@ -129,10 +129,10 @@ def extra_attempts(*, assignment: Assignment, student_id: int | None, extension:
     return extension.extra_attempts if extension else 0
 
 
-def expected_shown_now(*, assignment: Assignment, policy: StudentPolicy, attempts_left: int | None,
-                       at: datetime | None = None) -> bool:
-    """Whether this student now sees the expected answers (the assignment's `reveal`), judged by
-    their own dates and attempts: an extension postpones the reveal with the deadline it moves."""
+def revealed_now(*, assignment: Assignment, policy: StudentPolicy, attempts_left: int | None,
+                 at: datetime | None = None) -> bool:
+    """Whether the assignment's reveal moment (`reveal`) has come for this student, judged by their own
+    dates and attempts: an extension postpones it with the deadline it moves."""
     at = at or clock.now()
     reveal = assignment.reveal
     if reveal == Assignment.Reveal.AFTER_DUE:
@@ -142,3 +142,13 @@ def expected_shown_now(*, assignment: Assignment, policy: StudentPolicy, attempt
     if reveal == Assignment.Reveal.AFTER_ATTEMPTS:
         return attempts_left == 0
     return False
+
+
+def release_now(*, assignment: Assignment, policy: StudentPolicy, attempts_left: int | None,
+                at: datetime | None = None) -> str:
+    """The feedback level (a `Release`) this student gets now: the assignment's level after the reveal
+    moment once it has come for them, else its level before."""
+    before, after = assignment.releases
+    if before == after:
+        return before
+    return after if revealed_now(assignment=assignment, policy=policy, attempts_left=attempts_left, at=at) else before

@@ -2,8 +2,8 @@
 
 Visibility rules live here only: a student sees the published assignments of their
 courses and their own submissions; an instructor of a course also sees its unpublished
-assignments, every submission to it and the expected values in result documents; a student
-sees the expected values once the assignment's reveal policy allows (`expected_shown_for`).
+assignments, every submission to it and all of each result document; a student sees of the
+feedback on their own submissions what the assignment's release level says now (`release_for`).
 """
 
 from __future__ import annotations
@@ -16,21 +16,21 @@ from typing import Any, TypeAlias
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import connection
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Subquery
 
 from assignments.access import STAFF_ROLES, is_course_staff
-from assignments.models import Assignment, Extension, Membership, Part
-from chainrule.result import counted_score
+from assignments.models import Assignment, Extension, Membership, Part, Release, release_at_least
+from chainrule.result import counted_score, verdict
 from grader.models import Result, Submission
 from grader.policy import (
     LOOKUP,
     Known,
     StudentPolicy,
     attempts_left,
-    expected_shown_now,
     extension_of,
     extra_attempts,
     is_opened,
+    release_now,
     student_policy,
 )
 from grading.answer_key import AnswerKey, answer_key
@@ -39,6 +39,20 @@ from infra.prepared import prefetched, prepared_query
 
 User: TypeAlias = "AbstractBaseUser | AnonymousUser"
 STUDENT_ERROR = "Grading failed for a reason on our side. This attempt was not counted; please submit again."
+
+
+RELEASE_WORDS = {
+    Release.VERDICT: "the verdict only",
+    Release.WORDS: "the verdict and what went wrong",
+    Release.PICTURE: "the verdict, what went wrong and a picture of it",
+    Release.FULL_PICTURE: "the verdict, what went wrong and the whole picture",
+    Release.ANSWER_KEY: "everything, the expected answers too",
+}
+REVEAL_WORDS = {
+    Assignment.Reveal.AFTER_DUE: "after your due date",
+    Assignment.Reveal.AFTER_CLOSE: "after the assignment closes",
+    Assignment.Reveal.AFTER_ATTEMPTS: "once you have used all your attempts",
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +67,7 @@ class AssignmentRow:
     your_values: dict[str, Any] = field(default_factory=dict)  # parameters drawn for this student
     policy: StudentPolicy | None = None  # the rules for this student (with their extension)
     opened: bool = True  # False before opens_at: neither statement nor parts are served
-    expected_shown: bool = False  # opened, and the reveal policy lets this user see the expected answers now
+    release: str = Release.VERDICT  # the feedback level this user gets now (a Release)
 
     @property
     def attempts_allowed(self) -> int | None:
@@ -84,6 +98,21 @@ class AssignmentRow:
         ]
 
     @property
+    def feedback_words(self) -> str:
+        """What a wrong attempt shows this student now and, if it changes, from when and what then."""
+        now = RELEASE_WORDS[Release(self.release)]
+        after = self.assignment.releases[1]
+        moment = REVEAL_WORDS.get(Assignment.Reveal(self.assignment.reveal))
+        if moment is None or after == self.release:
+            return now
+        return f"{now}; {moment}: {RELEASE_WORDS[Release(after)]}"
+
+    @property
+    def expected_shown(self) -> bool:
+        """Opened, and the release level lets this user see the expected answers now."""
+        return self.opened and release_at_least(self.release, Release.ANSWER_KEY)
+
+    @property
     def hints_shown(self) -> bool:
         return self.attempts_used >= self.assignment.hints_after
 
@@ -108,7 +137,7 @@ def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRo
         used=Count("submissions", filter=mine & Q(submissions__attempt__isnull=False)),
         best_graded=Max("submissions__result__score", filter=mine),
         last_graded=Subquery(latest.order_by("-submission__created_at").values("score")[:1]),
-    ).prefetch_related("parts").order_by("course__title", "due_at", "title")
+    ).prefetch_related("parts").order_by("course__title", F("due_at").asc(nulls_last=True), "title")  # as PostgreSQL
     if slug is not None:
         assignments = assignments.filter(slug=slug)
     return [_row(a, user) for a in assignments]
@@ -123,7 +152,7 @@ def _row(a: Any, user: User) -> AssignmentRow:
         best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
         max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
         policy=policy, opened=opened,
-        expected_shown=opened and expected_shown_now(assignment=a, policy=policy, attempts_left=left),
+        release=release_now(assignment=a, policy=policy, attempts_left=left),
     )
 
 
@@ -183,11 +212,13 @@ def assignment_row(*, user: User, slug: str) -> AssignmentRow | None:
     return rows[0] if rows else None
 
 
-def expected_shown_for(*, user: User, assignment: Assignment) -> bool:
-    """The reveal policy for this student now (their own dates, extension and attempts). Reads only
-    what the assignment's `reveal` needs: nothing for "never", the attempts only for "after_attempts"."""
-    if assignment.reveal == Assignment.Reveal.NEVER:
-        return False
+def release_for(*, user: User, assignment: Assignment) -> str:
+    """The feedback level (a Release) this student gets now, by their own dates, extension and attempts.
+    Reads only what the level needs: nothing when both levels are the same, the attempts only for a
+    reveal "after_attempts"."""
+    before, after = assignment.releases
+    if before == after or assignment.reveal == Assignment.Reveal.NEVER:
+        return before
     extension = extension_of(assignment=assignment, student_id=user.pk)
     left = None
     if assignment.reveal == Assignment.Reveal.AFTER_ATTEMPTS:
@@ -195,7 +226,7 @@ def expected_shown_for(*, user: User, assignment: Assignment) -> bool:
         left = attempts_left(assignment=assignment, used=used,
                              extra=extra_attempts(assignment=assignment, student_id=user.pk, extension=extension))
     policy = student_policy(assignment=assignment, student_id=user.pk, extension=extension)
-    return expected_shown_now(assignment=assignment, policy=policy, attempts_left=left)
+    return release_now(assignment=assignment, policy=policy, attempts_left=left)
 
 
 def viewer_is_staff(*, user: User, submission: Submission) -> bool:
@@ -205,12 +236,14 @@ def viewer_is_staff(*, user: User, submission: Submission) -> bool:
     return is_course_staff(user=user, course_id=submission.assignment.course_id) if staff is None else bool(staff)
 
 
-def expected_shown(*, user: User, submission: Submission) -> bool:
-    """Expected values in this submission's result: for the course's staff always, for the student
-    who made it once the reveal policy allows, for nobody else."""
+def release_of(*, user: User, submission: Submission) -> str:
+    """The feedback level on this submission: everything for the course's staff, the release level
+    for the student who made it, the verdict alone for anyone else."""
     if viewer_is_staff(user=user, submission=submission):
-        return True
-    return submission.student_id == user.pk and expected_shown_for(user=user, assignment=submission.assignment)
+        return Release.ANSWER_KEY
+    if submission.student_id != user.pk:
+        return Release.VERDICT
+    return release_for(user=user, assignment=submission.assignment)
 
 
 def submissions_visible(*, user: User) -> QuerySet[Submission]:
@@ -251,7 +284,6 @@ def submission_state(*, submission_id: int) -> str | None:
     return row[0] if row else None
 
 
-EXPECTED_KEYS = ("expected", "expected_text")  # a part's expected answer, as a value and as written
 HISTORY_LIMIT = 200  # the most of submissions_mine a page or the API lists
 
 
@@ -260,18 +292,30 @@ def submissions_mine(*, user: User, assignment: Assignment) -> QuerySet[Submissi
     return Submission.objects.filter(student_id=user.pk, assignment=assignment).select_related("result")
 
 
-def result_document(*, submission: Submission, expected_shown: bool) -> dict[str, Any] | None:
-    """The stored result document of SPEC §5; expected values only when asked for."""
+RELEASED_FROM = {  # the level from which a key of a part's document is shown; any other: always
+    "diagnosis": Release.WORDS,  # the words: message, paths, edge, lines
+    "graph_svg_url": Release.PICTURE,
+    "expected": Release.ANSWER_KEY, "expected_text": Release.ANSWER_KEY,  # as a value and as written
+}
+
+
+def result_document(*, submission: Submission, release: str) -> dict[str, Any] | None:
+    """The stored result document of SPEC §5 as the release level shows it (`document_released`)."""
     result = getattr(submission, "result", None)
     if submission.status != Submission.Status.GRADED or result is None:
         return None
-    document = dict(result.document)
+    document = document_released(document=result.document, release=release)
     document["score"] = counted_score(result.document)  # after the late factor: the Result's score
-    document["parts"] = [
-        {key: value for key, value in part.items() if expected_shown or key not in EXPECTED_KEYS}
-        for part in document["parts"]
-    ]
     return document
+
+
+def document_released(*, document: dict[str, Any], release: str) -> dict[str, Any]:
+    """A result document as the release level shows it: each part's verdict and score always; the
+    diagnosis from "words"; the picture's address from "picture"; the expected values at "answer_key"."""
+    parts = [{**{key: value for key, value in part.items()
+                  if release_at_least(release, RELEASED_FROM.get(key, Release.VERDICT))}, "verdict": verdict(part)}
+             for part in document["parts"]]
+    return {**document, "parts": parts}
 
 
 def submission_error(*, submission: Submission, show_reason: bool) -> str | None:

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
+from assignments.models import Release, release_at_least
 from grader.finished import submission_waited
 from grader.forms import ACCEPTED_FORMATS, AnswerForm
 from grader.models import PENDING, Submission
@@ -27,9 +28,9 @@ from grader.selectors import (
     AssignmentRow,
     assignment_row,
     assignment_rows,
-    expected_shown,
     health_report,
     readiness_report,
+    release_of,
     result_document,
     revealed_answer_key,
     submission_error,
@@ -65,13 +66,16 @@ def _submission_or_404(request: HttpRequest, pk: int) -> Submission:
 
 def _status_context(request: HttpRequest, submission: Submission) -> dict[str, Any]:
     staff = viewer_is_staff(user=request.user, submission=submission)
-    shown = staff or expected_shown(user=request.user, submission=submission)
+    release: str = Release.ANSWER_KEY if staff else Release.VERDICT
+    if not staff and submission.status == Submission.Status.GRADED:  # a poll while pending reads no policy
+        release = release_of(user=request.user, submission=submission)
     return {
         "submission": submission,
         "pending": submission.status in PENDING,
-        "document": result_document(submission=submission, expected_shown=shown),
+        "document": result_document(submission=submission, release=release),
         "error": submission_error(submission=submission, show_reason=staff),
-        "expected_shown": shown,
+        "expected_shown": release_at_least(release, Release.ANSWER_KEY),
+        "picture_shown": release_at_least(release, Release.PICTURE),
         "is_staff": staff,
         "poll_ms": POLL_MS,
     }

@@ -50,7 +50,8 @@ def _cached_analysis(*, assignment: Assignment, student_id: int) -> dict[str, An
 
 
 def answer_key(*, assignment: Assignment, student_id: int) -> AnswerKey:
-    """Call only when `expected_shown_for` (grader.selectors) holds for this student (or for the course's staff)."""
+    """Call only when the release level (grader.selectors.release_for) shows this student the expected
+    answers (or for the course's staff)."""
     data = _cached_analysis(assignment=assignment, student_id=student_id)
     if data is None:
         _warm_later(assignment_id=assignment.pk, student_id=student_id)

@@ -53,7 +53,7 @@ def test_a_student_sees_path_feedback_and_the_graph_appear_without_a_reload(
 ) -> None:
     OUTPUT.mkdir(exist_ok=True)
     log_in(page, web_server, student)
-    page.get_by_role("link", name="Visual walkthrough: z = xy + x²").click()
+    page.get_by_role("link", name="0. Visual walkthrough: z = xy + x²").click()
     page.wait_for_url(f"{web_server}/assignments/visual-walkthrough/")
     assert page.locator(".statement .katex").count() > 0  # the $…$ math was typeset
     page.evaluate("window.__noReload = 'still-here'")

@@ -350,7 +350,7 @@ def test_a_refused_override_keeps_what_was_typed(known: KnownCourse, teacher: An
 def known_parts(submission: Any) -> list[dict[str, Any]]:
     from grader.selectors import result_document
 
-    return list(result_document(submission=submission, expected_shown=True)["parts"])
+    return list(result_document(submission=submission, release="answer_key")["parts"])
 
 
 def test_the_regrade_page_says_unpublished_edits_are_not_used(known: KnownCourse, teacher: Any) -> None:

@@ -56,13 +56,15 @@ def test_once_x_grad_is_right_the_student_sees_its_flow_and_the_merge(
 
 
 def test_the_wrong_edge_says_what_the_student_used_once_the_engine_names_it() -> None:
-    from chainrule import Highlight
+    from chainrule import Disclosure, Highlight
     from grader.pictures import _edge_notes
 
-    edge = ("leaf:x", "op4")
+    edge, everything, partial = ("leaf:x", "op4"), Disclosure(everything=True), Disclosure()
     diagnosis = {"kind": "wrong_local_derivative", "edge": ["x", "pow"], "used": "x", "right": "2·x"}
-    assert _edge_notes({"diagnosis": diagnosis}, Highlight(wrong_edges=[edge])) == {
+    assert _edge_notes({"diagnosis": diagnosis}, Highlight(wrong_edges=[edge]), everything) == {
         edge: "✗ you used x; right: 2·x"}
-    assert _edge_notes({"diagnosis": {"kind": "wrong_local_derivative"}}, Highlight(wrong_edges=[edge])) == {
-        edge: "✗ wrong local derivative"}  # before the engine gives used/right: the picture adds the right slope
-    assert _edge_notes({"diagnosis": {"kind": "sign_error"}}, Highlight(wrong_edges=[edge])) == {}
+    assert _edge_notes({"diagnosis": diagnosis}, Highlight(wrong_edges=[edge]), partial) == {
+        edge: "✗ you used x here"}  # the right factor would give the part away before the whole picture
+    assert _edge_notes({"diagnosis": {"kind": "wrong_local_derivative"}}, Highlight(wrong_edges=[edge]),
+                       everything) == {edge: "✗ wrong local derivative"}  # the picture adds the right slope
+    assert _edge_notes({"diagnosis": {"kind": "sign_error"}}, Highlight(wrong_edges=[edge]), everything) == {}

@@ -95,7 +95,8 @@ def test_after_due_reveals_at_each_students_own_due_date(monkeypatch: pytest.Mon
     mine, theirs = _graded_wrong(student, assignment), _graded_wrong(other_student, assignment)
     Extension.objects.create(assignment=assignment, student=other_student.user, due_at=now + timedelta(days=2))
     _assert_hidden(_seen(student, assignment, mine))
-    assert "Answer key</dt><dd>shown after your due date" in _seen(student, assignment, mine)["assignment_page"]
+    page = _seen(student, assignment, mine)["assignment_page"]
+    assert "what went wrong and a picture of it; after your due date: everything, the expected answers too" in page
 
     _at(monkeypatch, now + timedelta(hours=2))  # past the due date, before the extension's
     _assert_shown({**_seen(student, assignment, mine), "slug": assignment.slug})
@@ -147,6 +148,7 @@ def test_never_reveals_even_after_everything_closed(monkeypatch: pytest.MonkeyPa
     ({"reveal": "after_due", "due_at": "due", "closes_at": "due"}, None),
     ({"reveal": "after_attempts", "max_attempts": 3}, None),
     ({"reveal": "never"}, None),
+    ({"reveal": "after_due", "due_at": "due", "release_after": "picture"}, None),  # the reveal gives nothing away
 ])
 def test_vetting_names_a_reveal_that_leaks_to_late_submitters_or_never_happens(policy: dict[str, Any],
                                                                              problem: str | None) -> None:
@@ -159,6 +161,14 @@ def test_vetting_names_a_reveal_that_leaks_to_late_submitters_or_never_happens(p
     reasons = policy_reasons(assignment=assignment)
     assert [problem in r.problem for r in reasons] == ([True] if problem else [])
     assert all(r.code == "reveal-policy:policy.reveal" for r in reasons)
+
+
+@pytest.mark.parametrize(("before", "refused"), [("picture", False), ("full_picture", True), ("answer_key", True)])
+def test_vetting_names_a_level_that_gives_the_answers_away_from_the_first_attempt(before: str, refused: bool) -> None:
+    from authoring.policy_vetting import policy_reasons
+
+    reasons = policy_reasons(assignment=Assignment(reveal="never", release_before=before))
+    assert [r.field for r in reasons] == (["policy.release_before"] if refused else [])
 
 
 @pytest.mark.integration

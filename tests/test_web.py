@@ -66,7 +66,7 @@ def test_home_lists_assignments_with_due_date_attempts_and_best_score(student: A
 @pytest.mark.django_db
 def test_the_assignment_page_has_the_statement_and_one_labelled_input_per_part(student: Any) -> None:
     html = logged_in(student).get("/assignments/visual-walkthrough/").content.decode()
-    assert "<h1>Visual walkthrough: z = xy + x²</h1>" in html
+    assert "<h1>0. Visual walkthrough: z = xy + x²</h1>" in html
     assert "$z = x y + x^{2}$" in html  # left for KaTeX, not mangled by Markdown
     assert "<code>x.grad</code>" in html
     for key, dom_id in (("x.grad", "answer-x-grad"), ("y.grad", "answer-y-grad")):

@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 from django import template
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -70,15 +69,32 @@ def _render_image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> s
     return f'<img src="{escapeHtml(src)}" alt="{escapeHtml(alt)}">'
 
 
-def _markdown() -> MarkdownIt:
+def _markdown(*, off_site_links: bool = True) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.inline.ruler.before("escape", "math_inline", _math_rule)
     md.add_render_rule("math_inline", _render_math)
     md.add_render_rule("image", _render_image)
+    if not off_site_links:
+        md.validateLink = _same_site_link  # type: ignore[method-assign]
+    return md
+
+
+def _same_site_link(url: str) -> bool:
+    return _same_site(url) or url.startswith("#")
+
+
+def _feedback_markdown() -> MarkdownIt:
+    """Feedback words: code, emphasis, lists and links to this site only; no HTML, headings, images
+    or math."""
+    md = MarkdownIt("zero", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["backticks", "emphasis", "escape", "newline", "link", "entity", "list", "paragraph"])
+    md.validateLink = _same_site_link  # type: ignore[method-assign]
     return md
 
 
 _MD = _markdown()
+_HINT_MD = _markdown(off_site_links=False)
+_FEEDBACK_MD = _feedback_markdown()
 
 
 @register.filter
@@ -93,16 +109,29 @@ def markdown_inline(text: str) -> SafeString:
     return mark_safe(_MD.renderInline(text or ""))
 
 
-CODE_SPAN = re.compile(r"`([^`\n]+)`")
+@register.filter
+def hint_markdown(text: str) -> SafeString:
+    """A hint as one line of Markdown, with links to this site only (a hint is feedback)."""
+    return mark_safe(_HINT_MD.renderInline(text or ""))
+
+
+CODE_OR_TEXT = re.compile(r"(`[^`\n]+`)")
+FORMULA_STARS = re.compile(r"(?<=[\w)\]])\*+(?=[\w(\[])")  # 2*x, x**2: arithmetic, not emphasis
 
 
 @register.filter
-def code_spans(text: object) -> SafeString:
-    """Feedback words with their `code` in code type, and nothing else read as markup: the text is
-    escaped first (it may quote the student's own code), so no Markdown, HTML or math of it is ever
-    rendered or typeset."""
-    escaped = str(escape("" if text is None else text))
-    return mark_safe(CODE_SPAN.sub(lambda match: f"<code>{match.group(1)}</code>", escaped))
+def feedback_markdown(text: object) -> SafeString:
+    """Feedback words (a diagnosis, an option's feedback) as Markdown: `code`, *emphasis*, lists and
+    links to this site. Words may quote a student's formula or code, so outside code spans a `*`
+    between operands and every `_` stay literal (`2*x*y`, `__init__` are not emphasis)."""
+    pieces = CODE_OR_TEXT.split("" if text is None else str(text))
+    source = "".join(piece if index % 2 else _literal_marks(piece) for index, piece in enumerate(pieces))
+    return mark_safe(_FEEDBACK_MD.render(source))  # markdown-it escapes all input; html=False
+
+
+def _literal_marks(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace("_", "\\_")
+    return FORMULA_STARS.sub(lambda match: "\\*" * len(match.group(0)), text)
 
 
 @register.filter

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404, course_role, may_create_courses, staff_courses
-from assignments.models import Membership
+from assignments.models import RELEASE_CHOICES, Membership
 from assignments.selectors import staff_course_rows
 
 
@@ -30,7 +30,7 @@ def staff_home(request: HttpRequest) -> HttpResponse:
 def course_detail(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     context = {
-        "course": found, "role": course_role(user=request.user, course=found),
+        "course": found, "role": course_role(user=request.user, course=found), "releases": RELEASE_CHOICES,
         "assignments": found.assignments.order_by("title"),
         "archived": found.assignments.exclude(archived_at=None).annotate(n_submissions=Count("submissions"))
         .order_by("-archived_at"),

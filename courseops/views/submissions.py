@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from assignments.access import assignment_for_staff_or_404
+from assignments.models import Release
 from courseops.models import Regrade, ResultRevision, ScoreOverride
 from courseops.overrides import OverrideError, score_override_create
 from courseops.regrades import regrade_request
@@ -44,8 +45,9 @@ def _submission_rendered(request: HttpRequest, submission: Submission, *, typed:
     """The page; `typed`: an override that was refused, shown again in its form with the message."""
     return render(request, "staff/courseops/submission.html", {
         "course": submission.assignment.course, "submission": submission, "assignment": submission.assignment,
-        "document": result_document(submission=submission, expected_shown=True),
-        "error": submission_error(submission=submission, show_reason=True), "expected_shown": True, "is_staff": True,
+        "document": result_document(submission=submission, release=Release.ANSWER_KEY),
+        "error": submission_error(submission=submission, show_reason=True), "expected_shown": True,
+        "picture_shown": True, "is_staff": True,
         "overrides": ScoreOverride.objects.filter(submission=submission).select_related("by"),
         "revisions": ResultRevision.objects.filter(submission=submission),
         "regrades": Regrade.objects.filter(submission=submission)[:5], "typed": typed or {},

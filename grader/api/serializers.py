@@ -12,6 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers
 
+from assignments.models import Release, release_at_least
 from chainrule.code_limits import MAX_CODE_CHARS
 from grader.finished import MAX_WAIT_S
 from grader.models import Submission
@@ -63,8 +64,11 @@ class AssignmentSummarySerializer(serializers.Serializer):
     late_penalty = serializers.JSONField(source="assignment.late_penalty", help_text="[[hours_late, factor], …]")
     hints_after = serializers.IntegerField(source="assignment.hints_after")
     reveal = serializers.CharField(source="assignment.reveal",
-                                   help_text="When you see the expected answers: never, after_due, after_close, "
+                                   help_text="When the feedback after takes over: never, after_due, after_close, "
                                              "after_attempts (your due date, closing date and attempts)")
+    feedback = serializers.SerializerMethodField(
+        help_text='The feedback on a wrong attempt: {"before": level, "after": level, "now": level}, each one of '
+                  "verdict, words, picture, full_picture, answer_key (each adds to the one before)")
     answers_revealed = serializers.BooleanField(source="expected_shown",
                                                 help_text="The expected answers are shown to you now")
     attempts_used = serializers.IntegerField()
@@ -72,6 +76,11 @@ class AssignmentSummarySerializer(serializers.Serializer):
     best_score = serializers.FloatField(allow_null=True)
     max_score = serializers.FloatField()
     url = serializers.SerializerMethodField()
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_feedback(self, row: AssignmentRow) -> dict[str, str]:
+        before, after = row.assignment.releases
+        return {"before": before, "after": after, "now": row.release}
 
     def get_url(self, row: AssignmentRow) -> str:
         return self.context["request"].build_absolute_uri(reverse("api-assignment", args=[row.assignment.slug]))
@@ -127,8 +136,8 @@ class SubmissionCreatedSerializer(serializers.Serializer):
 
 
 class SubmissionSerializer(serializers.Serializer):
-    """`context["expected_shown"]`: for the course's staff, and for the student once the reveal policy
-    allows; `context["show_reason"]` (why grading failed) only for the course's staff."""
+    """`context["release"]`: the feedback level of the viewer (grader.selectors.release_of: everything for
+    the course's staff); `context["show_reason"]` (why grading failed) only for the course's staff."""
 
     id = serializers.IntegerField()
     assignment = serializers.CharField(source="assignment.slug")
@@ -141,13 +150,15 @@ class SubmissionSerializer(serializers.Serializer):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_result(self, submission: Submission) -> dict[str, Any] | None:
-        document = result_document(submission=submission, expected_shown=self.context["expected_shown"])
+        release = self.context["release"]
+        document = result_document(submission=submission, release=release)
         if document is None:
             return None
         graph = self.context["request"].build_absolute_uri(reverse("submission-graph", args=[submission.id]))
+        pictured = release_at_least(release, Release.PICTURE)
         for part in document["parts"]:
             part.pop("graph_svg_url", None)
-            if not part.get("correct") and part.get("answer"):  # unanswered parts have nothing to draw
+            if pictured and not part.get("correct") and part.get("answer"):  # unanswered: nothing to draw
                 part["graph_svg_url"] = f"{graph}?{urlencode({'part': part['part']})}"
         return document
 

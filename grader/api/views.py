@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from assignments.access import is_course_staff
+from assignments.models import Release
 from grader import hooks
 from grader.api.parsers import BoundedJSONParser, flat_errors
 from grader.api.serializers import (
@@ -38,8 +39,8 @@ from grader.selectors import (
     assignment_row,
     assignment_rows,
     assignment_to_submit,
-    expected_shown,
-    expected_shown_for,
+    release_for,
+    release_of,
     revealed_answer_key,
     submission_visible,
     submissions_mine,
@@ -102,7 +103,7 @@ class SubmissionCollection(APIView):
                 return staff_view
         submissions = submissions_mine(user=request.user, assignment=row.assignment)[:HISTORY_LIMIT]
         context = {"request": request, "show_reason": False,
-                   "expected_shown": expected_shown_for(user=request.user, assignment=row.assignment)}
+                   "release": release_for(user=request.user, assignment=row.assignment)}
         return Response(SubmissionSerializer(submissions, many=True, context=context).data)
 
     @extend_schema(
@@ -166,8 +167,9 @@ def _submission_response(request: Request, submission: Submission, **kwargs: Any
     a poll of it skips the policy checks; a finished one knows whether the viewer is staff from its row."""
     finished = submission.status in FINISHED
     staff = finished and viewer_is_staff(user=request.user, submission=submission)
-    context = {"request": request, "show_reason": staff,
-               "expected_shown": finished and (staff or expected_shown(user=request.user, submission=submission))}
+    release = Release.VERDICT if not finished else Release.ANSWER_KEY if staff else release_of(
+        user=request.user, submission=submission)
+    context = {"request": request, "show_reason": staff, "release": release}
     return Response(SubmissionSerializer(submission, context=context).data, **kwargs)
 
 

@@ -2,8 +2,8 @@
 
 A file is published only when it passes vetting (authoring/catalog_load.py); one that fails is
 kept as a draft with its `file: field: problem` lines (exit 1), one that cannot be graded at all is
-refused (exit 2). A folder holding a course.toml ([course] slug, title) loads into that course
-(created if needed).
+refused (exit 2). A folder holding a course.toml ([course] slug, title; release_before and
+release_after optional) loads into that course (created if needed) and sets its feedback levels.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assignments.models import Course
+from assignments.models import RELEASES, Course
 from assignments.services import course_demo
 from authoring.catalog_check import catalog_check
 from authoring.catalog_load import DRAFT, DRAFT_EDITS, REFUSED, LoadOutcome, catalog_file_load
@@ -84,6 +84,13 @@ def _course_of(path: Path) -> Course:
         course, _ = Course.objects.get_or_create(slug=str(data["slug"]), defaults={"title": str(data["title"])})
     except (OSError, KeyError, TypeError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise CommandError(f"{marker}: course: must be [course] slug = …, title = … ({exc})", returncode=2) from None
+    levels = {name: data[name] for name in ("release_before", "release_after") if name in data}
+    for name, level in levels.items():
+        if level not in RELEASES:
+            raise CommandError(f"{marker}: course.{name}: must be one of {', '.join(RELEASES)}, got {level!r}",
+                               returncode=2)
+    if levels:
+        Course.objects.filter(pk=course.pk).update(**levels)
     return course
 
 
