@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from django.urls import path
 
-from authoring import job_views, views
+from authoring import copy_views, job_views, views
 
 urlpatterns = [
     path("courses/new/", views.course_create, name="staff-course-new"),
+    path("courses/<slug:course>/copy/", copy_views.course_copy_page, name="staff-course-copy"),
     path("courses/<slug:course>/staff/", views.course_staff, name="staff-course-staff"),
     path("courses/<slug:course>/assignments/new/", views.assignment_create, name="staff-assignment-new"),
     path("courses/<slug:course>/export.zip", views.course_export, name="staff-course-export"),

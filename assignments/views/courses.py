@@ -31,9 +31,10 @@ def course_detail(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     context = {
         "course": found, "role": course_role(user=request.user, course=found),
-        "assignments": found.assignments.order_by("title"),
+        "assignments": found.assignments.filter(archived_at=None).order_by("title"),
         "archived": found.assignments.exclude(archived_at=None).annotate(n_submissions=Count("submissions"))
         .order_by("-archived_at"),
+        "may_copy": may_create_courses(user=request.user),
         "can_author": staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists(),
         "staff": found.memberships.filter(role__in=[Membership.Role.INSTRUCTOR, Membership.Role.TA])
         .select_related("user").order_by("role", "user__username"),
