@@ -1,9 +1,11 @@
-"""One date format on every staff page: `{{ value|when }}` is a <time> reading "Mon 7 Sep 2026, 09:00 UTC"
-in the site's time zone (TIME_ZONE), with the exact instant in its datetime attribute."""
+"""One date format on every staff page: `{{ value|when }}` is a <time> reading "Mon 7 Sep 2026, 09:00 UTC" in
+the site's time zone (TIME_ZONE), `{{ value|when:assignment.time_zone }}` in the assignment's, with the exact
+instant in the datetime attribute."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django import template
 from django.utils import timezone
@@ -17,8 +19,11 @@ STAFF_DATE = "D j M Y, H:i T"
 
 
 @register.filter
-def when(value: datetime | None, empty: str = "—") -> SafeString | str:
-    if value is None:
-        return empty
-    local = timezone.localtime(value) if timezone.is_aware(value) else value
-    return format_html('<time datetime="{}">{}</time>', local.isoformat(), date_format(local, STAFF_DATE))
+def when(value: datetime | None, zone: str = "") -> SafeString | str:
+    if not isinstance(value, datetime):
+        return "—"
+    try:
+        shown = timezone.localtime(value, ZoneInfo(zone) if zone else None) if timezone.is_aware(value) else value
+    except (ZoneInfoNotFoundError, ValueError):
+        shown = timezone.localtime(value)
+    return format_html('<time datetime="{}">{}</time>', shown.isoformat(), date_format(shown, STAFF_DATE))
