@@ -8,12 +8,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
 from django.utils import timezone
 
 from assignments.models import Assignment, Course, Extension
 from assignments.services import membership_set
 from tests.clients import logged_in
-from tests.courseops_known import clone_assignment
+from tests.courseops_known import clone_assignment, known_course_build
 
 pytestmark = pytest.mark.django_db
 
@@ -74,3 +76,17 @@ def test_an_extension_can_be_edited_and_removed(running: Any) -> None:
     assert extension.extra_attempts == 2 and extension.reason == "flu, longer"
     removed = client.post(url, {"remove": student}, follow=True).content.decode()
     assert "removed" in removed and not Extension.objects.filter(assignment=running["zeta"]).exists()
+
+
+def test_analytics_and_the_submission_list_name_each_mistake_in_words(django_db_setup: None) -> None:
+    known = known_course_build()
+    teacher = get_user_model().objects.create(username=f"t-{uuid.uuid4().hex[:6]}")
+    membership_set(user=teacher, course=known.course, role="instructor")
+    client = Client()
+    client.force_login(teacher)
+    page = client.get(f"/staff/assignments/{known.a.slug}/analytics/").content.decode()
+    assert "Leaving out a path: 4" in page and "leaving out a path" in page  # the list and the chart's bar
+    assert "Multiplying parallel paths instead of adding them: 1" in page
+    assert "missing_path: " not in page and ">missing_path<" not in page
+    listed = client.get(f"/staff/assignments/{known.a.slug}/submissions/", {"kind": "missing_path"}).content.decode()
+    assert "x.grad: leaving out a path" in listed and '<option value="missing_path" selected>' in listed
