@@ -90,3 +90,13 @@ def test_analytics_and_the_submission_list_name_each_mistake_in_words(django_db_
     assert "missing_path: " not in page and ">missing_path<" not in page
     listed = client.get(f"/staff/assignments/{known.a.slug}/submissions/", {"kind": "missing_path"}).content.decode()
     assert "x.grad: leaving out a path" in listed and '<option value="missing_path" selected>' in listed
+
+
+def test_the_enrolment_message_counts_new_accounts_as_enrolled(running: Any, make_user: Any) -> None:
+    url = f"/staff/courses/{running['course'].slug}/roster/"
+    tag, existing = uuid.uuid4().hex[:6], make_user("student", prefix="known").user.username
+    csv_text = (f"username,email,name,role,section\nnew1-{tag},,One,student,A\nnew2-{tag},,Two,student,A\n"
+                f"{existing},,,student,B\n")
+    done = logged_in(running["instructor"]).post(url, {"csv": csv_text, "apply": "1"}, follow=True)
+    assert ("Enrolment done: 3 enrolled (2 with new accounts, 1 with an existing account)."
+            in done.content.decode()), done.content.decode()[-3000:]
