@@ -268,4 +268,4 @@ def test_a_late_factor_change_is_named_and_the_history_counts_as_the_preview(kno
     assert f"of {regrade.checked} graded submission" in history
     assert "late factor ×0.5 → ×1" in detail
     listed = staff.get(f"/staff/assignments/{known.b.slug}/submissions/")
-    assert listed.status_code == 200 and 'class="part-chip bad">x.grad: missing_path' in listed.content.decode()
+    assert listed.status_code == 200 and 'class="part-chip bad">x.grad: leaving out a path' in listed.content.decode()

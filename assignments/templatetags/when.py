@@ -16,14 +16,24 @@ from django.utils.safestring import SafeString
 register = template.Library()
 
 STAFF_DATE = "D j M Y, H:i T"
+STAFF_INSTANT = "D j M Y, H:i:s T"  # the same, to the second: when a submission arrived
 
 
 @register.filter
 def when(value: datetime | None, zone: str = "") -> SafeString | str:
+    return _shown(value, zone, STAFF_DATE)
+
+
+@register.filter
+def when_exact(value: datetime | None, zone: str = "") -> SafeString | str:
+    return _shown(value, zone, STAFF_INSTANT)
+
+
+def _shown(value: datetime | None, zone: str, pattern: str) -> SafeString | str:
     if not isinstance(value, datetime):
         return "—"
     try:
         shown = timezone.localtime(value, ZoneInfo(zone) if zone else None) if timezone.is_aware(value) else value
     except (ZoneInfoNotFoundError, ValueError):
         shown = timezone.localtime(value)
-    return format_html('<time datetime="{}">{}</time>', shown.isoformat(), date_format(shown, STAFF_DATE))
+    return format_html('<time datetime="{}">{}</time>', shown.isoformat(), date_format(shown, pattern))
