@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404, may_create_courses
 from assignments.models import AuthoringJob, Course
 from authoring import publishing
+from authoring.config_templates import TEMPLATES
 from authoring.forms import AssignmentForm, PartFormSet, catalog_from_forms, catalog_json, initial_from_catalog
 from authoring.job_views import job_context
 from authoring.jobs import JobRefused, job_request
@@ -45,7 +46,7 @@ def _catalog_or_errors(form: Any, parts: Any) -> dict[str, Any] | None:
 
 
 def _editor(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
-    return render(request, template, context, status=status)
+    return render(request, template, {**context, "config_templates": TEMPLATES}, status=status)
 
 
 COURSE_SLUG_MAX = Course._meta.get_field("slug").max_length or 50
