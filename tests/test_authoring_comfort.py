@@ -50,3 +50,15 @@ def test_the_edit_page_has_the_bar_the_templates_the_part_to_copy_and_the_starte
     assert 'id="part-template"' in page and 'name="parts-__prefix__-kind"' in page and "data-add-parts" in page
     assert page.count('class="config-template"') == len(TEMPLATES) and "# The names students type" in page
     assert "def grad_z(x, y):\n    dz_dx = ...\n" in page  # the trial code box holds the starter
+
+
+@pytest.mark.django_db
+def test_home_links_to_a_new_course_only_for_those_who_may_create_one(make_user: Any) -> None:
+    from django.contrib.auth.models import Permission
+
+    creator, student = make_user("student", prefix="creator"), make_user("student")
+    creator.user.user_permissions.add(Permission.objects.get(codename="add_course"))
+    page = logged_in(creator).get("/").content.decode()
+    assert 'href="/staff/courses/new/"' in page and 'class="staff-link"' in page  # a creator of no course yet
+    plain = logged_in(student).get("/").content.decode()
+    assert "/staff/courses/new/" not in plain and 'class="staff-link"' not in plain
