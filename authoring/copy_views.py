@@ -62,8 +62,9 @@ def course_copy_page(request: HttpRequest, course: str) -> HttpResponse:
         except CourseCopyError as exc:
             form.add_error("slug", str(exc))
         else:
+            left = f" Unpublished edits not copied: {', '.join(copy.drafts_dropped)}." if copy.drafts_dropped else ""
             messages.success(request, f"Copied {found.title} into {copy.course.slug}: {len(copy.slugs)} assignments, "
-                                      f"{copy.staff} staff, dates shifted by {shift.days} days.")
+                                      f"{copy.staff} staff, dates shifted by {shift.days} days.{left}")
             return redirect("staff-course", course=copy.course.slug)
     status = 400 if request.method == "POST" and form.errors else 200
     shown = shift or timedelta(0)
