@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -20,10 +21,13 @@ from authoring.api_serializers import (
     AuthoredAssignmentSerializer,
     AuthoredDetailSerializer,
     AuthoringJobSerializer,
+    CourseCopyRequestSerializer,
+    CourseCopySerializer,
     CourseFeedbackSerializer,
     PublishSerializer,
     TomlSerializer,
 )
+from authoring.course_copy import CourseCopyError, copy_shift, course_copy_by
 from authoring.jobs import PENDING, JobRefused, job_for_requester_or_404, job_request
 from catalog.errors import CatalogError
 from catalog.export import catalog_toml
@@ -157,3 +161,35 @@ class AuthoringJobDetail(APIView):
     @extend_schema(responses={200: AuthoringJobSerializer, 202: AuthoringJobSerializer, 404: DetailSerializer})
     def get(self, request: Request, pk: int) -> Response:
         return _job_response(job_for_requester_or_404(user=request.user, pk=pk))
+
+
+class CourseCopyView(APIView):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(request=CourseCopyRequestSerializer,
+                   responses={201: CourseCopySerializer,
+                              400: OpenApiResponse(ErrorsSerializer, description="field → problem, nothing written"),
+                              403: OpenApiResponse(DetailSerializer, description="A student of the course, or "
+                                                   "someone who may not create courses (GRADER_COURSE_CREATORS)"),
+                              404: STAFF_ONLY[404]},
+                   summary="Copy the course into a new term",
+                   description="A new course with the assignments (published versions), policies with every date "
+                               "shifted by `shift_days` or to the new `start`, and the staff; no students or "
+                               "submissions. Copies take the slug `<slug>-<new course slug>`; you become an "
+                               "instructor of the copy.")
+    def post(self, request: Request, course: str) -> Response:
+        source = course_for_staff_or_404(user=request.user, slug=course)
+        body = CourseCopyRequestSerializer(data=request.data)
+        if not body.is_valid():
+            return Response({"errors": flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)
+        asked = body.validated_data
+        try:
+            shift = copy_shift(course=source, days=asked["shift_days"], start=asked["start"])
+            copy = course_copy_by(user=request.user, source=source, slug=asked["slug"], title=asked["title"],
+                                  shift=shift)
+        except CourseCopyError as exc:
+            return Response({"errors": {"body": str(exc)}}, status=status.HTTP_400_BAD_REQUEST)
+        except PermissionDenied as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
+        return Response(CourseCopySerializer({**vars(copy), "shift_days": shift.days}).data,
+                        status=status.HTTP_201_CREATED)

@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from assignments.models import RELEASES
+from authoring.course_copy import MAX_SHIFT_DAYS
 from authoring.publishing import MAX_JUSTIFICATION
 from grader.api.serializers import SecondsField
 
@@ -62,3 +63,25 @@ class AuthoringJobSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
     result = serializers.JSONField(allow_null=True, help_text='publish: {"version": n}, or {"refused": [{code, '
                                                               'field, problem}]} listing every open vetting reason')
+
+
+class CourseCopyRequestSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=50, help_text="The new course's slug (unused)")
+    title = serializers.CharField(max_length=200, required=False, default="",
+                                  help_text="The new course's title (default: the source's)")
+    shift_days = serializers.IntegerField(min_value=-MAX_SHIFT_DAYS, max_value=MAX_SHIFT_DAYS, required=False,
+                                          allow_null=True, default=None,
+                                          help_text="Days added to every open, due and close date")
+    start = serializers.DateField(required=False, allow_null=True, default=None,
+                                  help_text="Or: the new first day; dates move by the days from the course's first day")
+
+
+class CourseCopySerializer(serializers.Serializer):
+    slug = serializers.CharField(source="course.slug")
+    title = serializers.CharField(source="course.title")
+    shift_days = serializers.IntegerField()
+    assignments = serializers.DictField(child=serializers.CharField(), source="slugs",
+                                        help_text="Source assignment slug → the copy's slug")
+    staff = serializers.IntegerField(help_text="Instructors and TAs copied")
+    drafts_dropped = serializers.ListField(child=serializers.CharField(),
+                                           help_text="Source slugs whose unpublished edits were not copied")

@@ -32,6 +32,8 @@ from grading.reference import ReferenceRunError
 from grading.variants import variant_get
 
 PUBLISHED, UNCHANGED, DRAFT, DRAFT_EDITS, REFUSED = "published", "unchanged", "draft", "draft-edits", "refused"
+STATE_NAMES = {PUBLISHED: "published", UNCHANGED: "unchanged", DRAFT: "kept as a draft",
+               DRAFT_EDITS: "kept as unpublished edits", REFUSED: "refused"}
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,17 @@ class LoadOutcome:
     notes: list[str] = field(default_factory=list)  # the analysis' notes (e.g. capped path enumeration)
 
     def summary(self) -> str:
+        """"unchanged detach (detach.toml)": the state's name, then `detail`."""
+        return f"{STATE_NAMES[self.state]} {self.detail()}"
+
+    def detail(self) -> str:
+        """What the state applies to, shown after a badge naming the state (never the state twice)."""
         where = f"({self.file})"
-        return {PUBLISHED: f"published {self.slug} {where} as v{self.version}",
-                UNCHANGED: f"unchanged {self.slug} {where}",
-                DRAFT: f"kept as a draft {self.slug} {where}: not published",
-                DRAFT_EDITS: f"kept as unpublished edits {self.slug} {where}: students keep the published version",
-                REFUSED: f"refused {where}: nothing loaded"}[self.state]
+        return {PUBLISHED: f"{self.slug} {where} as v{self.version}",
+                UNCHANGED: f"{self.slug} {where}",
+                DRAFT: f"{self.slug} {where}: not published",
+                DRAFT_EDITS: f"{self.slug} {where}: students keep the published version",
+                REFUSED: f"{where}: nothing loaded"}[self.state]
 
 
 class _Refused(Exception):

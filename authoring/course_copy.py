@@ -11,17 +11,21 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, datetime, timedelta
+from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 
-from assignments.access import STAFF_ROLES
+from assignments.access import STAFF_ROLES, may_create_courses
 from assignments.models import Assignment, AssignmentVersion, Course, Membership, Part, Variant
 from catalog.spec import DATE_YEARS, date_storable
 
 SLUG_MAX = 50  # Django's SlugField default, the length of Course.slug and Assignment.slug
 SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
 DATES = ("opens_at", "due_at", "closes_at")
+MAX_SHIFT_DAYS = 3660  # ten years either way
 
 
 class CourseCopyError(ValueError):
@@ -73,6 +77,56 @@ def course_copy(*, source: Course, slug: str, title: str = "", shift: timedelta 
                 copy.drafts_dropped.append(assignment.slug)
             _assignment_copy(assignment, course=course, slug=slugs[assignment.slug], shift=shift)
     return copy
+
+
+def course_copy_by(*, user: Any, source: Course, slug: str, title: str = "",
+                   shift: timedelta = timedelta(0)) -> CourseCopy:
+    """`course_copy` asked for by `user`, who becomes an instructor of the copy. Raises PermissionDenied
+    unless the user may create courses (GRADER_COURSE_CREATORS), CourseCopyError as `course_copy` does."""
+    if not may_create_courses(user=user):
+        raise PermissionDenied("You may not create courses: ask the site's operators.")
+    with transaction.atomic():
+        copy = course_copy(source=source, slug=slug, title=title, shift=shift)
+        Membership.objects.update_or_create(user_id=user.pk, course=copy.course,
+                                            defaults={"role": Membership.Role.INSTRUCTOR})
+    return copy
+
+
+def course_start(*, course: Course) -> date | None:
+    """The first day of the course in the site's time zone: its earliest open date (else due date)."""
+    rows = Assignment.objects.filter(course=course, archived_at=None)
+    first = min((d for row in rows.values_list(*DATES) for d in row if d is not None), default=None)
+    return timezone.localdate(first) if first is not None else None
+
+
+def copy_shift(*, course: Course, days: int | None, start: date | None) -> timedelta:
+    """The shift of every date: `days`, or the days from the course's first day to `start`. Raises
+    CourseCopyError when both are given or the shift passes ten years."""
+    if days is not None and start is not None:
+        raise CourseCopyError("give either a number of days or a new start date, not both")
+    if start is not None:
+        first = course_start(course=course)
+        days = (start - first).days if first is not None else 0
+    days = days or 0
+    if abs(days) > MAX_SHIFT_DAYS:
+        raise CourseCopyError(f"the shift must be within ten years (±{MAX_SHIFT_DAYS} days); it is {days}")
+    return timedelta(days=days)
+
+
+@dataclass(frozen=True)
+class ShiftedDates:
+    title: str
+    slug: str
+    dates: list[tuple[str, datetime | None, datetime | None]]  # (open/due/close, now, in the copy)
+
+
+def dates_preview(*, course: Course, shift: timedelta) -> list[ShiftedDates]:
+    """Each assignment's open, due and close dates as they are and as the copy will have them."""
+    rows = Assignment.objects.filter(course=course, archived_at=None).order_by("opens_at", "due_at", "title")
+    names = dict(zip(DATES, ("opens", "due", "closes"), strict=True))
+    return [ShiftedDates(title=a.title, slug=a.slug,
+                         dates=[(names[n], v, v + shift if v is not None else None)
+                                for n in DATES for v in [getattr(a, n)]]) for a in rows]
 
 
 def _assignment_copy(source: Assignment, *, course: Course, slug: str, shift: timedelta) -> Assignment:

@@ -9,7 +9,8 @@ precomputed would give, and the message a student giving it would get.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from assignments.models import Part
@@ -37,20 +38,29 @@ def numeric_mistakes(*, analysis: Analysis, part: Part) -> list[Mistake]:
         verdict = diagnose_numeric(analysis=analysis, part=part.key, answer=hypothesis.value, rel_tol=part.rel_tol,
                                    abs_tol=part.abs_tol, decimals=())  # the slip's exact value, not a print
         found.append(Mistake(answer=hypothesis.value, kind=_kind(hypothesis), message=verdict.message))
-    return _distinct(found)
+    return _distinct(found, rel_tol=part.rel_tol, abs_tol=part.abs_tol)
 
 
-def _distinct(found: list[Mistake]) -> list[Mistake]:
-    """One row per answer and message: two slips giving the same number are told alike, and the space
-    listed that row twice."""
-    seen: set[tuple[str, str]] = set()
-    rows = []
+def _distinct(found: list[Mistake], *, rel_tol: float, abs_tol: float) -> list[Mistake]:
+    """One row per answer within the part's tolerance: a student typing 0.25465 gets one message, so
+    0.25465 and 0.2546501 are one row (the first slip's message, every slip's kind)."""
+    rows: list[Mistake] = []
     for mistake in found:
-        key = (repr(mistake.answer), mistake.message)
-        if key not in seen:
-            seen.add(key)
+        same = next((i for i, row in enumerate(rows) if _close(row.answer, mistake.answer, rel_tol, abs_tol)), None)
+        if same is None:
             rows.append(mistake)
+        elif mistake.kind not in rows[same].kind.split(" or "):
+            rows[same] = replace(rows[same], kind=f"{rows[same].kind} or {mistake.kind}")
     return rows
+
+
+def _close(a: Any, b: Any, rel_tol: float, abs_tol: float) -> bool:
+    """Equal within the tolerance a numeric answer is graded with, number by number for tensors."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, rel_tol, abs_tol) for x, y in zip(a, b, strict=True))
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
+    return bool(a == b)
 
 
 def formula_mistakes(*, part: Part, analysis: Analysis, seed: dict[str, Any]) -> list[Mistake]:
@@ -65,7 +75,7 @@ def formula_mistakes(*, part: Part, analysis: Analysis, seed: dict[str, Any]) ->
         verdict = diagnose_points(analyses=[analysis], part=of, answers=[hypothesis.value], rel_tol=part.rel_tol,
                                   abs_tol=part.abs_tol, points=[seed], subject="formula")
         found.append(Mistake(answer=hypothesis.value, kind=_kind(hypothesis), message=verdict.message))
-    return _distinct(found)
+    return _distinct(found, rel_tol=part.rel_tol, abs_tol=part.abs_tol)
 
 
 def code_note(*, part: Part) -> str:

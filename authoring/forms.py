@@ -79,7 +79,7 @@ class PartForm(forms.Form):
     hint = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     expected = forms.CharField(required=False, help_text="Optional cross-check, e.g. 7 or [1, 2]")
     config = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "code"}),
-                             help_text='TOML, e.g. options = ["rising", "falling"] / answer = ["rising"]')
+                             help_text="TOML; choosing a kind fills in its template (see “Config for each kind” below)")
 
 
 # absolute_max: Django's default (max_num + 1000) built and rendered 1,050 part forms for a forged

@@ -247,3 +247,9 @@ def extension_set(*, assignment: Assignment, username: str, due_at: str, extra_a
         defaults={"due_at": due, "closes_at": max(due, assignment.closes_at) if due and assignment.closes_at else None,
                   "extra_attempts": extra, "reason": reason[:200]})
     return extension
+
+
+def extension_remove(*, assignment: Assignment, username: str) -> bool:
+    """Remove the student's extension of this assignment; False when there was none."""
+    deleted, _ = Extension.objects.filter(assignment=assignment, student__username=username).delete()
+    return deleted > 0

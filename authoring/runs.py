@@ -9,7 +9,7 @@ import logging
 from typing import Any
 
 from assignments.models import AuthoringJob
-from authoring.catalog_load import REFUSED, LoadOutcome, catalog_file_load
+from authoring.catalog_load import REFUSED, STATE_NAMES, LoadOutcome, catalog_file_load
 from authoring.forms import catalog_from_json
 from authoring.preview import preview_build
 from authoring.publishing import PublishRefused, assignment_publish, staged
@@ -38,7 +38,8 @@ def import_run(job: AuthoringJob) -> dict[str, Any]:
     outcomes = [LoadOutcome(file=line.split(":", 1)[0], slug="", state=REFUSED, lines=[line])
                 for line in job.payload.get("refused", [])]
     outcomes += [_file_loaded(job, name, text) for name, text in job.payload["files"]]
-    return {"outcomes": [{**dataclasses.asdict(o), "summary": o.summary()} for o in outcomes]}
+    return {"outcomes": [{**dataclasses.asdict(o), "summary": o.summary(), "detail": o.detail(),
+                          "state_name": STATE_NAMES[o.state]} for o in outcomes]}
 
 
 def _file_loaded(job: AuthoringJob, name: str, text: str) -> LoadOutcome:

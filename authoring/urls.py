@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from django.urls import path
 
-from authoring import job_views, views
+from authoring import copy_views, extension_views, job_views, views
 
 urlpatterns = [
     path("courses/new/", views.course_create, name="staff-course-new"),
+    path("courses/<slug:course>/copy/", copy_views.course_copy_page, name="staff-course-copy"),
     path("courses/<slug:course>/staff/", views.course_staff, name="staff-course-staff"),
     path("courses/<slug:course>/feedback/", views.course_feedback, name="staff-course-feedback"),
     path("courses/<slug:course>/assignments/new/", views.assignment_create, name="staff-assignment-new"),
@@ -21,6 +22,7 @@ urlpatterns = [
     path("assignments/<slug:slug>/delete/", views.assignment_delete, name="staff-assignment-delete"),
     path("assignments/<slug:slug>/restore/", views.assignment_restore, name="staff-assignment-restore"),
     path("assignments/<slug:slug>/export.toml", views.assignment_export, name="staff-assignment-export"),
-    path("assignments/<slug:slug>/extensions/", views.assignment_extensions, name="staff-assignment-extensions"),
+    path("assignments/<slug:slug>/extensions/", extension_views.assignment_extensions,
+         name="staff-assignment-extensions"),
     path("jobs/<int:pk>/", job_views.job_detail, name="staff-job"),
 ]

@@ -12,8 +12,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from assignments.access import assignment_for_staff_or_404, course_for_staff_or_404, may_create_courses
-from assignments.models import AuthoringJob, Course, Extension
+from assignments.models import AuthoringJob, Course
 from authoring import publishing
+from authoring.config_templates import TEMPLATES
 from authoring.forms import AssignmentForm, PartFormSet, catalog_from_forms, catalog_json, initial_from_catalog
 from authoring.job_views import job_context
 from authoring.jobs import JobRefused, job_request
@@ -45,7 +46,7 @@ def _catalog_or_errors(form: Any, parts: Any) -> dict[str, Any] | None:
 
 
 def _editor(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
-    return render(request, template, context, status=status)
+    return render(request, template, {**context, "config_templates": TEMPLATES}, status=status)
 
 
 COURSE_SLUG_MAX = Course._meta.get_field("slug").max_length or 50
@@ -273,24 +274,3 @@ def course_import(request: HttpRequest, course: str) -> HttpResponse:
         messages.error(request, str(exc))
         return redirect("staff-course", course=found.slug)
     return redirect("staff-job", pk=job.pk)
-
-
-@login_required
-@require_http_methods(["GET", "HEAD", "POST"])
-def assignment_extensions(request: HttpRequest, slug: str) -> HttpResponse:
-    assignment = assignment_for_staff_or_404(user=request.user, slug=slug, authoring=True)
-    if request.method == "POST":
-        try:
-            post = request.POST
-            publishing.extension_set(assignment=assignment, username=post.get("username", "").strip(),
-                                    due_at=post.get("due_at", ""), extra_attempts=post.get("extra", "0"),
-                                    reason=post.get("reason", ""))
-            messages.success(request, "Extension saved.")
-        except ValueError as exc:
-            messages.error(request, str(exc))
-        return redirect("staff-assignment-extensions", slug=slug)
-    extensions = Extension.objects.filter(assignment=assignment).select_related("student")
-    return render(request, "staff/extensions.html", {"assignment": assignment, "course": assignment.course,
-                                                     "extensions": extensions})
-
-

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 
 from assignments.access import LMS_USERNAME_PREFIX, by_course_staff
 from assignments.models import Assignment, Course, Extension, Membership
+from assignments.selectors import by_title
 from courseops.models import ScoreOverride
 from grader.models import Submission
 
@@ -83,9 +84,8 @@ def _assignments(course: Course) -> list[Assignment]:
     """Published assignments, and any other that students have submitted to (unpublished since): a draft
     nobody can answer is no gradebook column, nor one only the course's staff tried in the student view."""
     submitted = Submission.objects.filter(~by_course_staff(), assignment=OuterRef("pk"))
-    return list(Assignment.objects.filter(Q(published=True) | Exists(submitted), course=course)
-                .annotate(points=Sum("parts__points"))
-                .order_by(F("due_at").asc(nulls_last=True), "slug"))  # the same order on every database
+    return by_title(Assignment.objects.filter(Q(published=True) | Exists(submitted), course=course)
+                    .annotate(points=Sum("parts__points")))
 
 
 # One counted submission's fields, as fetched: id, student, assignment, status, late, score.

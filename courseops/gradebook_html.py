@@ -51,5 +51,5 @@ def gradebook_rows_html(rows: Iterable[Row], *, student_base: str, submission_ba
     for row in rows:
         cells = "".join(_cell(cell, submission_base) for cell in row.cells)
         lines.append(f'<tr><th scope="row"><a href="{student_base}{quote(row.username)}/">{_who(row)}</a>'
-                     f"</th><td>{escape(row.section)}</td>{cells}<td>{score_text(row.total)}</td></tr>")
+                     f'</th><td>{escape(row.section)}</td>{cells}<td class="total">{score_text(row.total)}</td></tr>')
     return mark_safe("\n".join(lines))

@@ -14,11 +14,20 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from chainrule.diagnosis.message_context import KIND_SUMMARY
 from courseops.query_numbers import query_int
 
 UNANSWERED = "unanswered"
 UNNAMED = ("unknown",)  # kinds whose paths are not a finding
 STUCK_AFTER = 3  # attempts on a part without a right answer before a student counts as stuck
+# Staff read a diagnosis by its plain name, never its code (the code stays in CSVs, the API and filters)
+KIND_WORDS = {**KIND_SUMMARY, "unknown": "no known mistake matches", "wrong_choice": "a wrong choice",
+              "correct": "right", UNANSWERED: "no answer"}
+
+
+def kind_words(kind: str) -> str:
+    """"missing_path" → "leaving out a path"; a kind without a plain name loses its underscores."""
+    return KIND_WORDS.get(kind, kind.replace("_", " "))
 
 
 @dataclass(frozen=True)

@@ -55,9 +55,9 @@ class KnownCourse:
     submissions: dict[tuple[str, str, int], Submission] = field(default_factory=dict)  # (who, a/b, attempt)
 
 
-def _assignment(course: Course, tag: str, counts: str) -> Assignment:
+def _assignment(course: Course, tag: str, counts: str, title: str) -> Assignment:
     assignment = Assignment.objects.create(
-        course=course, slug=f"known-{tag}-{uuid.uuid4().hex[:8]}", title=f"Known {tag}", statement="z = xy + x²",
+        course=course, slug=f"known-{tag}-{uuid.uuid4().hex[:8]}", title=title, statement="z = xy + x²",
         params={"x0": 2.0, "y0": 3.0}, reference_program=REFERENCE, counts=counts)
     Part.objects.create(assignment=assignment, key="x.grad", order=0, points=1)
     Part.objects.create(assignment=assignment, key="y.grad", order=1, points=1)
@@ -68,8 +68,9 @@ def known_course_build() -> KnownCourse:
     """Creates the course, its two assignments and users, and grades HISTORY in-process."""
     tag = uuid.uuid4().hex[:6]
     course = Course.objects.create(slug=f"known-{tag}", title=f"Known course {tag}")
-    known = KnownCourse(course=course, a=_assignment(course, f"a{tag}", Assignment.Counts.BEST),
-                        b=_assignment(course, f"b{tag}", Assignment.Counts.LAST), users={})
+    # b's title sorts first: the gradebook's columns go by title
+    known = KnownCourse(course=course, a=_assignment(course, f"a{tag}", Assignment.Counts.BEST, "Known, second"),
+                        b=_assignment(course, f"b{tag}", Assignment.Counts.LAST, "Known, first"), users={})
     known.b.late_penalty = [[0, 0.5]]
     known.b.save()
     for name, section in [("alice", "A"), ("bob", "A"), ("carol", "B"), ("dave", "B"), ("erin", "")]:

@@ -251,13 +251,17 @@ def test_the_feedback_space_covers_formula_parts_and_says_what_it_is_for_code(in
     assert "Code parts have no precomputed feedback space" in code and "x.grad, y.grad" in code
 
 
-def test_the_feedback_space_lists_each_answer_and_message_once() -> None:
-    """Two slips giving the same number are told alike: the preview listed that row twice."""
+def test_the_feedback_space_lists_each_answer_within_tolerance_once() -> None:
+    """A student typing 0.25465 gets one message: the preview listed 0.25465 and 0.2546501 as two rows."""
     from authoring.feedback_space import Mistake, _distinct
 
-    rows = [Mistake(0.54, "wrong local derivative", "m"), Mistake(0.54, "wrong local derivative", "m"),
-            Mistake(0.54, "forward value", "other"), Mistake(-1.08, "sign error", "m")]
-    assert _distinct(rows) == [rows[0], rows[2], rows[3]]
+    rows = [Mistake(0.25465, "wrong local derivative", "m"), Mistake(0.2546501, "wrong local derivative", "m"),
+            Mistake(0.25465, "forward value", "m"), Mistake(-0.25465, "sign error", "s"),
+            Mistake([1.0, 2.0], "shape", "t"), Mistake([1.0, 2.0000001], "shape", "t"),
+            Mistake(None, "untracked leaf", "n")]
+    assert _distinct(rows, rel_tol=1e-4, abs_tol=1e-6) == [
+        Mistake(0.25465, "wrong local derivative or forward value", "m"), rows[3], rows[4], rows[6]]
+    assert len(_distinct(rows[:2], rel_tol=1e-9, abs_tol=0.0)) == 2  # apart under a tighter tolerance
 
 
 def test_the_course_page_lists_its_current_staff(instructor: Any, student: Any) -> None:

@@ -51,7 +51,7 @@ def test_an_instructor_enrols_reads_the_gradebook_drills_down_and_sees_the_chart
     assert "create" in page.locator(".roster-preview").inner_text()
     page.screenshot(path=str(OUTPUT / "courseops-roster-preview.png"), full_page=True)
     page.get_by_role("button", name="Apply this enrolment (1 line)").click()
-    assert "1 new accounts" in page.locator(".messages").inner_text()
+    assert "1 enrolled (1 with a new account" in page.locator(".messages").inner_text()
     assert "zoe-new" in page.locator("table.roster").inner_text()
     page.screenshot(path=str(OUTPUT / "courseops-roster.png"), full_page=True)
 

@@ -58,7 +58,7 @@ def test_analytics_count_each_mistake_of_the_fixture(known: KnownCourse) -> None
 
 def test_gradebook_rows_count_best_or_last_with_late_flags(known: KnownCourse) -> None:
     book = gradebook_read(course=known.course)
-    assert [a.slug for a in book.assignments] == [known.b.slug, known.a.slug]  # by due date, undated last
+    assert [a.slug for a in book.assignments] == [known.b.slug, known.a.slug]  # by title
     assert book.max_scores == [2.0, 2.0]
     rows = {row.username.split("-")[0]: row for row in book.rows}
     assert {name: [(c.score, c.attempts) for c in row.cells] for name, row in rows.items()} == {
@@ -268,4 +268,4 @@ def test_a_late_factor_change_is_named_and_the_history_counts_as_the_preview(kno
     assert f"of {regrade.checked} graded submission" in history
     assert "late factor ×0.5 → ×1" in detail
     listed = staff.get(f"/staff/assignments/{known.b.slug}/submissions/")
-    assert listed.status_code == 200 and 'class="part-chip bad">x.grad: missing_path' in listed.content.decode()
+    assert listed.status_code == 200 and 'class="part-chip bad">x.grad: leaving out a path' in listed.content.decode()

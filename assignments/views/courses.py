@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 
 from assignments.access import course_for_staff_or_404, course_role, may_create_courses, staff_courses
 from assignments.models import RELEASE_CHOICES, Membership
-from assignments.selectors import staff_course_rows
+from assignments.selectors import by_title, staff_course_rows
 
 
 @login_required
@@ -31,9 +31,10 @@ def course_detail(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
     context = {
         "course": found, "role": course_role(user=request.user, course=found), "releases": RELEASE_CHOICES,
-        "assignments": found.assignments.order_by("title"),
+        "assignments": by_title(found.assignments.filter(archived_at=None)),
         "archived": found.assignments.exclude(archived_at=None).annotate(n_submissions=Count("submissions"))
         .order_by("-archived_at"),
+        "may_copy": may_create_courses(user=request.user),
         "can_author": staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists(),
         "staff": found.memberships.filter(role__in=[Membership.Role.INSTRUCTOR, Membership.Role.TA])
         .select_related("user").order_by("role", "user__username"),

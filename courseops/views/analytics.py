@@ -15,14 +15,14 @@ from django.views.decorators.http import require_safe
 from assignments.access import assignment_for_staff_or_404
 from courseops.analytics import analytics_csv_rows, analytics_read
 from courseops.charts import bar_chart, trend_chart
-from courseops.misconceptions import stuck_after_from
+from courseops.misconceptions import kind_words, stuck_after_from
 from courseops.views.gradebook import csv_response
 
 MAX_BARS = 8
 
 
 def _charts(key: str, part: dict[str, Any]) -> dict[str, Any]:
-    kinds = [(kind, n, part["kind_shares"][kind]) for kind, n in list(part["kinds"].items())[:MAX_BARS]]
+    kinds = [(kind_words(kind), n, part["kind_shares"][kind]) for kind, n in list(part["kinds"].items())[:MAX_BARS]]
     paths = [(" → ".join(p["path"]), p["count"], p["share"]) for p in part["paths"][:MAX_BARS]]
     days = [(d["day"], d["attempts"], d["wrong"]) for d in part["by_day"]]
     # The chart functions escape every label they draw.
@@ -43,6 +43,8 @@ def analytics_page(request: HttpRequest, slug: str) -> HttpResponse:
         csv.writer(out).writerows(analytics_csv_rows(data))
         return csv_response(out.getvalue(), f"{assignment.slug}-analytics.csv")
     parts = [{"key": key, **part, **_charts(key, part)} for key, part in data["parts"].items()]
+    for part in parts:
+        part["kind_rows"] = [(kind, kind_words(kind), n) for kind, n in part["kinds"].items()]
     return render(request, "staff/courseops/analytics.html", {
         "course": assignment.course, "assignment": assignment, "parts": parts,
         "stuck_after": stuck_after_from(request.GET)})

@@ -70,8 +70,17 @@ def roster_page(request: HttpRequest, course: str) -> HttpResponse:
 
 
 def _applied_message(counts: dict[str, int]) -> str:
-    return (f"Enrolment done: {counts.get('create', 0)} new accounts, {counts.get('enrol', 0)} enrolled, "
-            f"{counts.get('update', 0)} updated, {counts.get('unchanged', 0)} unchanged.")
+    """"Enrolment done: 2 enrolled (2 with new accounts), 1 updated." — a new account is enrolled too."""
+    def n(count: int, one: str, many: str) -> str:
+        return f"{count} {one if count == 1 else many}"
+    new, existing = counts.get("create", 0), counts.get("enrol", 0)
+    parts = [f"{new + existing} enrolled ({n(new, 'with a new account', 'with new accounts')}, "
+             f"{n(existing, 'with an existing account', 'with existing accounts')})"]
+    if counts.get("update"):
+        parts.append(f"{n(counts['update'], 'role or section', 'roles or sections')} changed")
+    if counts.get("unchanged"):
+        parts.append(f"{counts['unchanged']} already enrolled as listed")
+    return f"Enrolment done: {'; '.join(parts)}."
 
 
 def _created(plan: RosterPlan) -> list[str]:

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from assignments.access import assignment_for_staff_or_404
 from assignments.models import Release
+from courseops.misconceptions import KIND_WORDS, kind_words
 from courseops.models import Regrade, ResultRevision, ScoreOverride
 from courseops.overrides import OverrideError, score_override_create
 from courseops.regrades import regrade_request
@@ -30,6 +31,8 @@ def submission_list(request: HttpRequest, slug: str) -> HttpResponse:
         "course": assignment.course, "assignment": assignment, "wanted": wanted, "rows": rows, "page": page,
         "more": len(rows) == PAGE, "parts": list(assignment.parts.values_list("key", flat=True)),
         "statuses": Submission.Status.values, "query": request.GET.urlencode(),
+        "kinds": sorted({**KIND_WORDS, **({wanted.kind: kind_words(wanted.kind)} if wanted.kind else {})}.items(),
+                        key=lambda item: item[1]),
     })
 
 
