@@ -8,7 +8,6 @@ slugs (`<slug>-<new course slug>`) and the source course keeps every URL, API pa
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -19,12 +18,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from assignments.access import STAFF_ROLES, may_create_courses
-from assignments.models import Assignment, AssignmentVersion, Course, Membership, Part, Variant
+from assignments.copies import DATES, assignment_copy, copy_slug
+from assignments.models import Assignment, Course, Membership
 from catalog.spec import DATE_YEARS, date_storable
 
-SLUG_MAX = 50  # Django's SlugField default, the length of Course.slug and Assignment.slug
 SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
-DATES = ("opens_at", "due_at", "closes_at")
 MAX_SHIFT_DAYS = 3660  # ten years either way
 
 
@@ -38,15 +36,6 @@ class CourseCopy:
     slugs: dict[str, str] = field(default_factory=dict)  # source slug → the copy's
     staff: int = 0
     drafts_dropped: list[str] = field(default_factory=list)  # source slugs whose unpublished edits stay behind
-
-
-def copy_slug(*, slug: str, course_slug: str) -> str:
-    """`<slug>-<course slug>`, shortened with a digest when it would pass the slug length."""
-    candidate = f"{slug}-{course_slug}"
-    if len(candidate) <= SLUG_MAX:
-        return candidate
-    digest = hashlib.sha256(f"{slug}\0{course_slug}".encode()).hexdigest()[:8]
-    return f"{slug[:SLUG_MAX - len(digest) - 1].rstrip('-')}-{digest}"
 
 
 def course_copy(*, source: Course, slug: str, title: str = "", shift: timedelta = timedelta(0)) -> CourseCopy:
@@ -75,7 +64,7 @@ def course_copy(*, source: Course, slug: str, title: str = "", shift: timedelta 
         for assignment in assignments:
             if assignment.draft is not None:
                 copy.drafts_dropped.append(assignment.slug)
-            _assignment_copy(assignment, course=course, slug=slugs[assignment.slug], shift=shift)
+            assignment_copy(assignment, course=course, slug=slugs[assignment.slug], shift=shift)
     return copy
 
 
@@ -127,27 +116,3 @@ def dates_preview(*, course: Course, shift: timedelta) -> list[ShiftedDates]:
     return [ShiftedDates(title=a.title, slug=a.slug,
                          dates=[(names[n], v, v + shift if v is not None else None)
                                 for n in DATES for v in [getattr(a, n)]]) for a in rows]
-
-
-def _assignment_copy(source: Assignment, *, course: Course, slug: str, shift: timedelta) -> Assignment:
-    parts = list(source.parts.all())
-    variants = list(source.variants.filter(computed_at__isnull=False, error=""))
-    versions = list(source.versions.all())
-    copy = Assignment.objects.get(pk=source.pk)  # a fresh instance to save as a new row
-    copy.pk = copy.id = None
-    copy.course, copy.slug, copy.draft = course, slug, None
-    copy.source_path = copy.source_hash = ""  # not a catalog file's row: load_assignments leaves it alone
-    for name in DATES:
-        value = getattr(copy, name)
-        setattr(copy, name, value + shift if value is not None else None)
-    copy.save()
-    Part.objects.bulk_create([Part(assignment=copy, key=p.key, kind=p.kind, order=p.order, prompt=p.prompt,
-                                   points=p.points, rel_tol=p.rel_tol, abs_tol=p.abs_tol, hint=p.hint,
-                                   expected=p.expected, config=p.config) for p in parts])
-    Variant.objects.bulk_create([Variant(assignment=copy, params=v.params, reference_hash=v.reference_hash,
-                                         analysis=v.analysis, point_analyses=v.point_analyses,
-                                         computed_at=v.computed_at) for v in variants])  # no reference run again
-    AssignmentVersion.objects.bulk_create([
-        AssignmentVersion(assignment=copy, number=v.number, catalog=v.catalog, overrides=v.overrides,
-                          published_by_id=v.published_by_id, published_at=v.published_at) for v in versions])
-    return copy

@@ -252,7 +252,6 @@ LTI_SCORE_RETRIES = envint("LTI_SCORE_RETRIES", 6)
 LTI_JWKS_REFETCH_SECONDS = envint("LTI_JWKS_REFETCH_SECONDS", 60)
 # Calls to a platform go to https:// URLs only, unless DEBUG or this (a test LMS on loopback).
 LTI_ALLOW_HTTP = envbool("LTI_ALLOW_HTTP", DEBUG)
-LTI_COURSE_COPY_MODULE = "authoring.course_copy"  # copies assignments into an empty LMS-made course (lti.course_start)
 LTI_REGISTRATION_URL_DAYS = envint("LTI_REGISTRATION_URL_DAYS", 7)  # how long an issued dynamic registration URL works
 if not DEBUG and envbool("SECURE_COOKIES", True):  # LMS iframes are third-party: cookies need SameSite=None
     SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"

@@ -1,21 +1,18 @@
 """An empty course that an LMS's first launch created starts from a copy: the assignments of another course
-its instructor teaches, or the shipped catalog (the demo course's assignments). Copies are made by the
-course copy of the authoring app, with its slugs (`<slug>-<this course's slug>`), so the source keeps every URL.
-
-lti and authoring are independent siblings (the import contract), so the copy is named by a dotted path in
-LTI_COURSE_COPY_MODULE, as Django names its backends, and looked up when an instructor asks for a copy."""
+its instructor teaches, or the shipped catalog (the demo course's assignments). Copies are made as a new
+term's are (`assignments.copies`), with their slugs (`<slug>-<this course's slug>`), so the source keeps every
+URL."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from importlib import import_module
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import QuerySet
 
 from assignments.access import staff_courses
+from assignments.copies import assignment_copy, copy_slug
 from assignments.models import Assignment, Course
 from assignments.services import course_demo
 
@@ -42,12 +39,11 @@ def course_start_copy(*, user: AbstractBaseUser | AnonymousUser, course: Course,
         pk=int(source) if source.isdigit() else 0).first()
     if origin is None:
         raise ValueError("Choose one of your courses or the shipped catalog.")
-    copier = import_module(settings.LTI_COURSE_COPY_MODULE)
     assignments = Assignment.objects.filter(course=origin, published=True, archived_at=None).order_by("slug")
     copied = 0
     for assignment in assignments:
-        slug = copier.copy_slug(slug=assignment.slug, course_slug=course.slug)
+        slug = copy_slug(slug=assignment.slug, course_slug=course.slug)
         if not Assignment.objects.filter(slug=slug).exists():
-            copier._assignment_copy(assignment, course=course, slug=slug, shift=timedelta(0))
+            assignment_copy(assignment, course=course, slug=slug, shift=timedelta(0))
             copied += 1
     return copied
