@@ -126,6 +126,8 @@ class _Drawing:
         if cut:
             return "✗ detach: no gradient flows back here"
         used, _, right = note.partition("; right: ")
+        if used and slope == self.labels.slope_head(edge):  # its rule is the answer: only which slope to fix
+            return f"{used} for {slope}"
         if used and slope and (not right or _same_formula(right, self.labels.slope_formula(edge))):
             return f"{used}; right: {slope}"
         return note or (f"✗ {slope}" if slope else "✗")
@@ -139,7 +141,8 @@ class _Drawing:
                  _html("┄┄ grey", DETACHED, bold=True) + _html(": detached, no gradient")]]
         notes = []
         if hidden.grads - {n.id for n in self.analysis.graph.nodes if n.kind == "output"}:
-            notes.append("Some gradients are hidden: they would give away answers you have not got yet.")
+            notes.append("Some gradients, and the numbers of the slopes on their paths, are hidden: "
+                         "they would give away answers you have not got yet.")
         size = len(self.analysis.graph.nodes)
         if not self.edge_labels:
             kept = "names and values" if self.node_values else "names"

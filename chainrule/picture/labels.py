@@ -5,6 +5,7 @@ What the viewer may not see (chainrule/picture/disclosure.py) is left out."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from chainrule.model import Analysis, Edge, GraphNode
@@ -15,6 +16,7 @@ MAX_VALUE_LABEL = 32
 MAX_MERGED = 4  # contributions spelled out where paths meet; more would not fit on the node
 MAX_FORMULA_LABEL = 30  # a longer formula is left to the op's name and its inputs' arrows
 TINY = 1e-6
+NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?")
 
 
 def short_value(value: Value) -> str:
@@ -63,8 +65,9 @@ class Labels:
 
     def forward(self, node: GraphNode) -> str:
         """`a = x·y = 6`, `x = 2`, `z = 10`; the value left out when it is an unrevealed answer."""
-        value = "" if node.id in self.hidden.values else short_value(node.value)
-        note = "" if value or node.id in self.hidden.values else shape_note(node.shape)
+        withheld = node.id in self.hidden.values or (node.kind != "leaf" and self.hidden.tells(node.value))
+        value = "" if withheld else short_value(node.value)
+        note = "" if value or withheld else shape_note(node.shape)
         if node.kind != "op":
             return f"{node.name} = {value}" if value else f"{node.name} {note}".strip()
         formula = self.analysis.node_formulas.get(node.id, "")
@@ -82,12 +85,14 @@ class Labels:
             return ""
         if node.id in self.hidden.grads and node.kind != "output":  # the seed is the program's, not an answer
             return ""
+        if node.id not in self.hidden.known and self.hidden.tells(self.analysis.node_grads[node.id]):
+            return ""
         total = short_value(self.analysis.node_grads[node.id])
         if not total:
             return f"{self._gradient_head(node)} {shape_note(node.shape)}" if node.kind != "output" else ""
         if node.kind == "output":
             return f"∂{node.name}/∂{node.name} = {total}" if total == "1" else f"seed = {total}"
-        incoming = [short_value(value) for (source, _), value in sorted(self.messages.items(), key=_by_target)
+        incoming = [self.number(value) for (source, _), value in sorted(self.messages.items(), key=_by_target)
                     if source == node.id]
         merged = " + ".join(incoming) if 1 < len(incoming) <= MAX_MERGED and all(incoming) else ""
         merged = merged.replace("+ -", "− ")
@@ -106,10 +111,14 @@ class Labels:
         if target_node is not None and target_node.kind == "output":
             return ""
         formula = self.slope_formula(edge)
-        value = short_value(_field(item, "value"))
-        head = f"∂{self.symbol(target)}/∂{self.symbol(source)}"
-        pieces = [head, formula] + ([value] if value and value != formula else [])
+        value = "" if source in self.hidden.paths else self.number(_field(item, "value"))
+        if _is_number(formula) and not value and self.hidden.tells(float(formula.replace("−", "-"))):
+            formula = ""  # a constant slope (`1` of an add) is its own number
+        pieces = [self.slope_head(edge), formula] + ([value] if value and value != formula else [])
         return " = ".join(piece for piece in pieces if piece)
+
+    def slope_head(self, edge: Edge) -> str:
+        return f"∂{self.symbol(edge[1])}/∂{self.symbol(edge[0])}"
 
     def slope_formula(self, edge: Edge) -> str:
         """The engine's local derivative of the edge as a formula (`2·x`); empty when it gave none."""
@@ -120,7 +129,15 @@ class Labels:
         """The gradient that travels back along the edge, unless it tells an unrevealed answer."""
         if edge not in self.messages or edge[0] in self.hidden.grads:
             return ""
-        return short_value(self.messages[edge])
+        return self.number(self.messages[edge])
+
+    def number(self, value: Value) -> str:
+        """A gradient or slope as printed, unless it states an undisclosed answer."""
+        return "" if self.hidden.tells(value) else short_value(value)
+
+
+def _is_number(text: str) -> bool:
+    return bool(NUMBER.fullmatch(text.replace("−", "-").replace(" ", "")))
 
 
 def _by_target(message: tuple[Edge, Value]) -> tuple[int, str]:

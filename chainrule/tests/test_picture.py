@@ -88,6 +88,9 @@ def test_the_students_wrong_edge_is_drawn_thick_purple_with_what_they_used() -> 
     assert "✗ you used 1; right: y = 3" in texts(svg)
     bare = graph_svg(analysis=analysis, highlight=Highlight(wrong_edges=[("leaf:x", mul)]),
                      edge_notes={("leaf:x", mul): "✗ wrong local derivative"})
+    assert "✗ wrong local derivative; right: ∂a/∂x = y" in texts(bare)  # the rule; x.grad not disclosed
+    bare = graph_svg(analysis=analysis, highlight=Highlight(wrong_edges=[("leaf:x", mul)]), disclosure=EVERYTHING,
+                     edge_notes={("leaf:x", mul): "✗ wrong local derivative"})
     assert "✗ wrong local derivative; right: ∂a/∂x = y = 3" in texts(bare)
 
 
@@ -108,7 +111,10 @@ def test_a_student_who_has_not_got_x_grad_sees_no_gradient_that_gives_7_away() -
     assert not [text for text in shown if "7" in text or text.startswith("x.grad")]
     assert shown.count("∂z/∂b = 1") == 1  # the slope on the edge b → add; not the gradient arriving at b
     assert "← 3" not in shown and "← 4" not in shown
-    assert "∂a/∂x = y = 3" in " ".join(shown)  # the rule of each machine stays: it is what to learn
+    # The rule of each machine on x's paths stays (it is what to learn), without its number:
+    # "missing: … = 3" beside "∂b/∂x = … = 4" would hand over 3 + 4.
+    assert "missing: ∂a/∂x = y" in shown and "∂b/∂x = 2·x" in shown, shown
+    assert not [text for text in shown if text.startswith(("∂", "missing")) and text.endswith(("= 3", "= 4"))]
     nothing = texts(graph_svg(analysis=analysis, disclosure=Disclosure()))
     assert not [text for text in nothing if ".grad" in text]
     assert "∂z/∂z = 1" in nothing  # the seed belongs to the program, not to an answer
