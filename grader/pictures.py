@@ -17,6 +17,7 @@ from assignments.part_config import reference_keys
 from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
 from chainrule.picture.disclosure import Disclosure
+from chainrule.picture.words import graph_words
 from grader.models import Submission
 from grader.selectors import User, expected_shown
 from grading.variants import variant_analysis
@@ -60,8 +61,8 @@ def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight) -> d
     return {}
 
 
-def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:
-    """The SVG for `part` (default: every wrong part highlighted at once).
+def _picture_inputs(*, submission: Submission, user: User, part: str | None) -> dict[str, Any] | None:
+    """What the picture of `part` is drawn from (default: every wrong part highlighted at once).
 
     None when the submission is not graded, has no analysis, or `part` was not answered.
     """
@@ -75,6 +76,21 @@ def submission_picture(*, submission: Submission, user: User, part: str | None) 
     chosen = [per_part[part]] if part is not None else list(per_part.values())
     highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
     document_part = _document_part(submission, part) if part is not None else None
-    return graph_svg(analysis=variant_analysis(variant=submission.variant), highlight=highlight,
-                     title=_title(document_part, part), disclosure=picture_disclosure(submission=submission, user=user),
-                     edge_notes=_edge_notes(document_part, highlight))
+    return {"analysis": variant_analysis(variant=submission.variant), "highlight": highlight,
+            "disclosure": picture_disclosure(submission=submission, user=user),
+            "edge_notes": _edge_notes(document_part, highlight), "title": _title(document_part, part)}
+
+
+def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:
+    """The SVG for `part` (default: every wrong part highlighted at once), or None (see _picture_inputs)."""
+    inputs = _picture_inputs(submission=submission, user=user, part=part)
+    return graph_svg(**inputs) if inputs is not None else None
+
+
+def submission_picture_words(*, submission: Submission, user: User, part: str | None) -> dict[str, list[str]] | None:
+    """The same picture in words (its text alternative), under the same disclosure."""
+    inputs = _picture_inputs(submission=submission, user=user, part=part)
+    if inputs is None:
+        return None
+    del inputs["title"]
+    return graph_words(**inputs)

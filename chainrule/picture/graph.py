@@ -26,8 +26,8 @@ NODE_DETAIL = 200  # up to here nodes keep their values and gradients, edges los
 FORWARD = "#1a56b0"
 FLOW = "#c62828"
 WRONG = "#6a1b9a"
-MISSING = "#d97706"
-DETACHED = "#8c8c8c"
+MISSING = "#a14f05"  # every colour reads at 4.5:1 or more on white and on the untracked grey
+DETACHED = "#5f5f5f"
 INK = "#333333"
 
 
@@ -72,7 +72,7 @@ class _Drawing:
         self.node_values = size <= NODE_DETAIL
 
     def node(self, node: GraphNode) -> str:
-        lines = [_html(node.name, INK, bold=True, size=10)] if node.kind == "op" else []
+        lines = [_html(node.name, INK, bold=True, size=11)] if node.kind == "op" else []
         if self.node_values:
             forward = self.labels.forward(node)
             if forward and forward != node.name:
@@ -85,7 +85,7 @@ class _Drawing:
         elif node.kind != "op" or node.tensor_name:
             lines.append(_html(node.tensor_name or node.name, FORWARD))
         if not node.tracked:
-            lines.append(_html("not tracked", DETACHED, size=9))
+            lines.append(_html("not tracked", DETACHED, size=10))
         attributes = {"shape": "box", "style": "rounded"} if node.kind == "op" else {"shape": "ellipse"}
         attributes["label"] = "<" + "<br/>".join(lines) + ">"
         if node.kind == "output":
@@ -97,9 +97,24 @@ class _Drawing:
         return f"  {quoted(node.id)} [{_attributes(attributes)}];"
 
     def edges(self, edge: Edge, *, cut: bool) -> list[str]:
-        wrong, missing = edge in self.highlight.wrong_edges, edge in self.highlight.missing_edges
+        """The edge with its slope and, red, the gradient sent back along it; drawn once per operand when
+        the op takes its input more than once (x*x: first and second factor, whose paths add). Of a wrong
+        edge so drawn, the last copy carries the mistake: the student counted the others."""
+        copies = self.labels.operands(edge)
+        wrong = edge in self.highlight.wrong_edges
+        # x·x taken as x: the student counted one factor's path, so the other is the path left out.
+        one_counted = wrong and self.labels.counted_once(edge, self.notes.get(edge, ""))
+        lines = []
+        for index, operand in enumerate(copies):
+            last = index == len(copies) - 1
+            lines += self._edge(edge, operand, cut=cut, wrong=wrong and last and not one_counted,
+                                missing=edge in self.highlight.missing_edges or (one_counted and last))
+        return lines
+
+    def _edge(self, edge: Edge, operand: str, *, cut: bool, wrong: bool, missing: bool) -> list[str]:
         attributes = {"color": INK, "fontcolor": INK}
         text = self.labels.slope(edge) if self.edge_labels else ""
+        text = f"{operand}: {text}" if operand and text else operand or text
         if cut:
             attributes.update(style="dashed", color=DETACHED, fontcolor=DETACHED)
             text = "detach: no gradient"
@@ -151,7 +166,7 @@ class _Drawing:
         cell = '<td align="left">{}</td><td width="24"></td>'
         rows = [f'<tr><td align="left" colspan="4">{_html(title, INK, bold=True, size=13)}</td></tr>']
         rows += ["<tr>" + "".join(cell.format(item) for item in row) + "</tr>" for row in keys]
-        rows += [f'<tr><td align="left" colspan="4">{_html(note, INK, size=10)}</td></tr>' for note in notes]
+        rows += [f'<tr><td align="left" colspan="4">{_html(note, INK, size=11)}</td></tr>' for note in notes]
         return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{"".join(rows)}</table>>'
 
 
@@ -169,7 +184,7 @@ def graph_dot(
     spacing = 'nodesep="0.12", ranksep="0.3"' if compact else 'nodesep="0.35"'
     lines = [
         f"digraph {quoted(title)} {{",
-        f'  graph [rankdir="LR", fontname="Helvetica", labelloc="t", labeljust="l", {spacing}, '
+        f'  graph [rankdir="TB", fontname="Helvetica", labelloc="t", labeljust="l", {spacing}, '
         f'label={drawing.legend(title, hidden)}];',
         f'  node [fontname="Helvetica", fontsize="{10 if compact else 12}"'
         f'{", margin=" + quoted("0.04,0.02") if compact else ""}];',

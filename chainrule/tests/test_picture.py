@@ -20,7 +20,7 @@ from chainrule import (
     graph_svg,
 )
 from chainrule.picture import graph as picture
-from chainrule.picture.graph import FULL_DETAIL, NODE_DETAIL, WRONG
+from chainrule.picture.graph import DETACHED, FULL_DETAIL, MISSING, NODE_DETAIL, WRONG
 from chainrule.tests.seeds import seed_analysis
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
@@ -134,7 +134,7 @@ def test_a_forward_value_asked_for_is_hidden_until_revealed() -> None:
 def test_it_draws_detach_cuts_dashed_grey_and_the_legend_names_wrong_missing_detached() -> None:
     dot = graph_dot(analysis=seed_analysis("detach"))
     cut = next(line for line in dot.splitlines() if "detach: no gradient" in line)
-    assert 'style="dashed"' in cut and 'color="#8c8c8c"' in cut
+    assert 'style="dashed"' in cut and f'color="{DETACHED}"' in cut
     assert "not tracked" in dot
     for words in ("the edge you got wrong", "a path you left out", "detached, no gradient"):
         assert words in dot
@@ -144,7 +144,7 @@ def test_missing_edges_are_dashed_orange() -> None:
     analysis = seed_analysis("visual-walkthrough")
     missing = diagnose_numeric(analysis=analysis, part="x.grad", answer=4.0).highlight
     dot = graph_dot(analysis=analysis, highlight=missing)
-    dashed_orange = [line for line in dot.splitlines() if 'color="#d97706"' in line and 'style="dashed"' in line]
+    dashed_orange = [line for line in dot.splitlines() if f'color="{MISSING}"' in line and 'style="dashed"' in line]
     assert len(dashed_orange) == 2  # x → mul and mul → add
 
 
