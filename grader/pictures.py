@@ -52,6 +52,9 @@ def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight) -> d
     """The factor the student used and the right one, on the one wrong edge the engine names."""
     diagnosis = (document_part or {}).get("diagnosis") or {}
     used, right = diagnosis.get("used"), diagnosis.get("right")
+    if diagnosis.get("cut_as") == "clone":  # the student's clone() where the exercise detaches
+        return {edge: "✗ clone() keeps the graph: gradient flows back here (detach() would stop it)"
+                for edge in highlight.wrong_edges}
     if len(highlight.wrong_edges) != 1:
         return {}
     if used and right:

@@ -139,7 +139,7 @@ class _Drawing:
         shows it (`∂b/∂x = 2·x = 4`) when the note names none or names that same factor."""
         note = self.notes.get(edge, "")
         if cut:
-            return "✗ detach: no gradient flows back here"
+            return note or "✗ detach: no gradient flows back here"
         used, _, right = note.partition("; right: ")
         if used and slope == self.labels.slope_head(edge):  # its rule is the answer: only which slope to fix
             return f"{used} for {slope}"

@@ -85,3 +85,21 @@ def test_the_picture_in_words_lists_values_and_contributions_within_the_same_dis
     assert "y → mul → add → z: contributes 2" in hidden["paths"]
     assert "x → pow → add → z: its contribution is for you to find" in hidden["paths"]
     assert not [line for line in hidden["nodes"] + hidden["paths"] if "7" in line or "contributes 4" in line]
+
+
+def test_a_clone_where_the_exercise_detaches_is_called_clone_on_the_path_line_and_the_picture() -> None:
+    from dataclasses import replace
+
+    from chainrule.result import diagnosis_document
+
+    analysis = seed_analysis("detach")
+    found = diagnose_numeric(analysis=analysis, part="x.grad", answer=12.0)  # the path through b counted
+    assert found.kind == "extra_path" and [name for path in found.paths for name in path if name == "detach"]
+    cloned = replace(found, detail={**found.detail, "code": {"finding": "clone", "line": 3}})
+    document = diagnosis_document(cloned)
+    assert document["paths"] == [["clone" if n == "detach" else n for n in path] for path in found.paths]
+    assert not [name for path in document["paths"] for name in path if name == "detach"]
+    assert diagnosis_document(found)["paths"] == found.paths  # a plain extra path keeps the exercise's words
+    edge = found.highlight.wrong_edges[0]
+    note = "✗ clone() keeps the graph: gradient flows back here (detach() would stop it)"
+    assert note in graph_dot(analysis=analysis, highlight=found.highlight, edge_notes={edge: note})
