@@ -3,7 +3,8 @@
 For each answer not disclosed to this viewer:
 - a gradient asked for: the gradient at its node and at every node downstream of it (from which,
   with the local derivatives, it would follow), and the number of every local derivative on those
-  paths (its rule stays: `∂(w·x)/∂w = x`, so the student still has the chain rule to apply);
+  paths (its rule stays: `∂(w·x)/∂w = x`, so the student still has the chain rule to apply); and
+  the gradient of any other node whose paths join those (it carries the same upstream gradient);
 - a forward value asked for: that value and every value computed from it;
 - and anywhere on the picture, no number equal to that answer (a seed, a slope off its paths, an
   intermediate value): the leaves' own values stay, they are the exercise's data.
@@ -64,6 +65,10 @@ def hidden_for(analysis: Analysis, disclosure: Disclosure) -> Hidden:
         else:  # a forward value asked for, and every value computed from it (z = 4·b gives b away)
             nodes += [n.id for n in analysis.graph.nodes if n.kind == "output" and n.name == part.tensor]
             hidden.values.update(node for start in nodes for node in downstream.get(start, {start}))
+    # A sibling's gradient shares the hidden paths' upstream gradient (w2.grad = x2 · ∂L/∂(w2·x2), the
+    # same ∂L/∂(…) that gives b.grad): it is hidden too, unless the viewer may see it anyway.
+    shared = hidden.paths - {node.id for node in analysis.graph.nodes if node.kind == "output"}
+    hidden.grads.update(node for node, reached in downstream.items() if node not in hidden.known and reached & shared)
     return hidden
 
 

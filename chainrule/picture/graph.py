@@ -14,6 +14,7 @@ import functools
 import html
 import shutil
 import subprocess
+import textwrap
 from collections.abc import Mapping
 
 from chainrule.model import Analysis, Edge, GraphNode, Highlight
@@ -29,6 +30,7 @@ WRONG = "#6a1b9a"
 MISSING = "#a14f05"  # every colour reads at 4.5:1 or more on white and on the untracked grey
 DETACHED = "#5f5f5f"
 INK = "#333333"
+LEGEND_WIDTH = 44  # characters per line of a legend note
 
 
 class GraphvizMissing(RuntimeError):
@@ -163,10 +165,12 @@ class _Drawing:
             kept = "names and values" if self.node_values else "names"
             notes.append(f"{size} nodes: only the {kept} of the nodes are drawn; "
                          "edge labels (local derivatives, backward flow) are left out.")
-        cell = '<td align="left">{}</td><td width="24"></td>'
-        rows = [f'<tr><td align="left" colspan="4">{_html(title, INK, bold=True, size=13)}</td></tr>']
-        rows += ["<tr>" + "".join(cell.format(item) for item in row) + "</tr>" for row in keys]
-        rows += [f'<tr><td align="left" colspan="4">{_html(note, INK, size=11)}</td></tr>' for note in notes]
+        # One column, notes wrapped: the legend must not make a small graph's picture wide (on a
+        # phone the picture is shrunk to the screen's width, legend included).
+        rows = [_html(title, INK, bold=True, size=13), *(item for row in keys for item in row)]
+        rows += ["<br/>".join(_html(line, INK, size=11) for line in textwrap.wrap(note, LEGEND_WIDTH))
+                 for note in notes]
+        rows = [f'<tr><td align="left" balign="left">{row}</td></tr>' for row in rows]
         return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{"".join(rows)}</table>>'
 
 
