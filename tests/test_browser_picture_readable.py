@@ -89,6 +89,9 @@ def test_wrong_answers_on_the_hard_cases_give_nothing_away_and_can_be_read(
         image, svg = picture_of(page, part)
         assert not giveaways(svg, slug, part), (slug, giveaways(svg, slug, part))
         assert same(parse_numeric(answer), expected) is False
+        if slug == "multiple-paths":  # the picture tells the choice part's story: two factors that add
+            shown = svg_texts(svg)
+            assert "first factor: ∂(x·x)/∂x = x" in shown and "missing: second factor: ∂(x·x)/∂x = x" in shown
         image.scroll_into_view_if_needed()
         sizes = page.evaluate(MEASURE, image.element_handle())
         smallest[slug] = sizes[0][0]
