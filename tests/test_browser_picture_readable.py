@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from chainrule import parse_numeric
+from chainrule import Value, parse_numeric
 from tests.test_browser import OUTPUT, log_in
 from tests.test_browser_picture import browser, open_page, picture_of, svg_texts  # noqa: F401  (browser: fixture)
 from tests.test_picture_disclosure import Picture, analysis_of, same, stated_numbers
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "static/vendor/axe-core/axe.min.js"
 SIGMOID = ROOT / "tests/catalog_extra/sigmoid-neuron.toml"
 # (assignment, part, a typical wrong answer, the part's expected value)
-WRONG = [
+WRONG: list[tuple[str, str, str, Value]] = [
     ("linear-layer", "w.grad", "[0.5, -0.3]", [1.0, 2.0]),  # w used for ∂(w·x)/∂w
     ("multiple-paths", "x.grad", "4", 7.0),  # x·x counted once
     ("non-scalar", "x.grad", "[1, 2, 3]", [2.0, 4.0, 6.0]),  # x used for ∂(x²)/∂x
