@@ -137,6 +137,10 @@ def test_the_viewer_opens_with_every_node_on_screen_and_zooms_in_to_read(
                          scroller.element_handle())
     # Scrolled to its far corner, the zoomed picture's last node is reachable.
     page.evaluate("el => el.scrollTo(el.scrollWidth, el.scrollHeight)", scroller.element_handle())
+    corner = page.evaluate("el => { const i = el.querySelector('img').getBoundingClientRect(),"
+                           " s = el.getBoundingClientRect();"
+                           " return [i.right <= s.right + 1, i.bottom <= s.bottom + 1]; }", scroller.element_handle())
+    assert corner == [True, True]  # the picture's far corner scrolled into view
     page.screenshot(path=str(OUTPUT / f"picture-{width}-viewer-zoomed-corner.png"))
     page.get_by_role("button", name="Fit the picture to the screen").click()
     assert page.evaluate("el => el.scrollWidth <= el.clientWidth", scroller.element_handle())
