@@ -76,6 +76,10 @@ def diagnosis_document(diagnosis: Diagnosis) -> dict[str, Any]:
     carries the edge whose slip comes closest, marked `"guess": true`."""
     document: dict[str, Any] = {"kind": diagnosis.kind, "paths": diagnosis.paths, "message": diagnosis.message}
     detail = diagnosis.detail
+    code = detail.get("code")
+    if isinstance(code, Mapping) and code.get("finding") == "clone":  # the Path line names what the student wrote
+        document["paths"] = [["clone" if name == "detach" else name for name in path] for path in diagnosis.paths]
+        document["cut_as"] = "clone"
     if isinstance(detail.get("edge"), list) and diagnosis.kind in ("wrong_local_derivative", "dead_branch"):
         document["edge"] = list(detail["edge"])
     if diagnosis.kind == "unknown" and isinstance(detail.get("closest_edge"), list):

@@ -18,6 +18,7 @@ from assignments.part_config import reference_keys
 from chainrule import Highlight, graph_svg
 from chainrule.model import Edge
 from chainrule.picture.disclosure import Disclosure
+from chainrule.picture.words import graph_words
 from grader.models import Submission
 from grader.selectors import User, release_of
 from grading.variants import variant_analysis
@@ -59,6 +60,9 @@ def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight, disc
     picture shows everything (before that the right factor would give the part away)."""
     diagnosis = (document_part or {}).get("diagnosis") or {}
     used, right = diagnosis.get("used"), diagnosis.get("right")
+    if diagnosis.get("cut_as") == "clone":  # the student's clone() where the exercise detaches
+        return {edge: "✗ clone() keeps the graph: gradient flows back here (detach() would stop it)"
+                for edge in highlight.wrong_edges}
     if len(highlight.wrong_edges) != 1:
         return {}
     if used and right and disclosure.everything:
@@ -70,9 +74,9 @@ def _edge_notes(document_part: dict[str, Any] | None, highlight: Highlight, disc
     return {}
 
 
-def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:
-    """The SVG for `part` (default: every wrong part highlighted at once), as the user's release level
-    shows it.
+def _picture_inputs(*, submission: Submission, user: User, part: str | None) -> dict[str, Any] | None:
+    """What the picture of `part` is drawn from (default: every wrong part highlighted at once), as the
+    user's release level shows it.
 
     None when the submission is not graded, has no analysis, `part` was not answered, or the release
     level shows this user no picture.
@@ -90,6 +94,21 @@ def submission_picture(*, submission: Submission, user: User, part: str | None) 
     chosen = [per_part[part]] if part is not None else list(per_part.values())
     highlight = Highlight.merged(Highlight.from_json(data) for data in chosen)
     document_part = _document_part(submission, part) if part is not None else None
-    return graph_svg(analysis=variant_analysis(variant=submission.variant), highlight=highlight,
-                     title=_title(document_part, part), disclosure=disclosure,
-                     edge_notes=_edge_notes(document_part, highlight, disclosure))
+    return {"analysis": variant_analysis(variant=submission.variant), "highlight": highlight,
+            "disclosure": disclosure, "edge_notes": _edge_notes(document_part, highlight, disclosure),
+            "title": _title(document_part, part)}
+
+
+def submission_picture(*, submission: Submission, user: User, part: str | None) -> str | None:
+    """The SVG for `part` (default: every wrong part highlighted at once), or None (see _picture_inputs)."""
+    inputs = _picture_inputs(submission=submission, user=user, part=part)
+    return graph_svg(**inputs) if inputs is not None else None
+
+
+def submission_picture_words(*, submission: Submission, user: User, part: str | None) -> dict[str, list[str]] | None:
+    """The same picture in words (its text alternative), under the same disclosure."""
+    inputs = _picture_inputs(submission=submission, user=user, part=part)
+    if inputs is None:
+        return None
+    del inputs["title"]
+    return graph_words(**inputs)

@@ -68,3 +68,13 @@ def test_the_wrong_edge_says_what_the_student_used_once_the_engine_names_it() ->
     assert _edge_notes({"diagnosis": {"kind": "wrong_local_derivative"}}, Highlight(wrong_edges=[edge]),
                        everything) == {edge: "✗ wrong local derivative"}  # the picture adds the right slope
     assert _edge_notes({"diagnosis": {"kind": "sign_error"}}, Highlight(wrong_edges=[edge]), everything) == {}
+
+
+def test_a_students_clone_is_named_on_the_cut_edge_it_let_gradient_through() -> None:
+    from chainrule import Disclosure, Highlight
+    from grader.pictures import _edge_notes
+
+    edge = ("op2", "op3")
+    notes = _edge_notes({"diagnosis": {"kind": "extra_path", "cut_as": "clone"}}, Highlight(wrong_edges=[edge]),
+                        Disclosure())
+    assert notes == {edge: "✗ clone() keeps the graph: gradient flows back here (detach() would stop it)"}

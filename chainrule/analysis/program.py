@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import keyword
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -80,9 +81,14 @@ def _local_derivatives(evidence: list[CallEvidence], graph: Graph) -> list[dict[
     drawn = {node.id for node in graph.nodes}
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for item in evidence:
+        slots = Counter((entry["source"], entry["target"]) for entry in item.local_derivatives)
         for entry in item.local_derivatives:
             if entry["source"] in drawn and entry["target"] in drawn:
-                found.setdefault((entry["source"], entry["target"]), entry)
+                kept = found.setdefault((entry["source"], entry["target"]), dict(entry))
+                if slots[(entry["source"], entry["target"])] > 1 and "operands" not in kept:
+                    # x*x: one input in several slots, each its own factor (the picture draws one edge each)
+                    kept["operands"] = [{"formula": e["formula"], "value": e["value"]} for e in item.local_derivatives
+                                        if (e["source"], e["target"]) == (entry["source"], entry["target"])]
     return list(found.values())
 
 

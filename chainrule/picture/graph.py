@@ -14,6 +14,7 @@ import functools
 import html
 import shutil
 import subprocess
+import textwrap
 from collections.abc import Mapping
 
 from chainrule.model import Analysis, Edge, GraphNode, Highlight
@@ -26,9 +27,10 @@ NODE_DETAIL = 200  # up to here nodes keep their values and gradients, edges los
 FORWARD = "#1a56b0"
 FLOW = "#c62828"
 WRONG = "#6a1b9a"
-MISSING = "#d97706"
-DETACHED = "#8c8c8c"
+MISSING = "#a14f05"  # every colour reads at 4.5:1 or more on white and on the untracked grey
+DETACHED = "#5f5f5f"
 INK = "#333333"
+LEGEND_WIDTH = 44  # characters per line of a legend note
 
 
 class GraphvizMissing(RuntimeError):
@@ -72,7 +74,7 @@ class _Drawing:
         self.node_values = size <= NODE_DETAIL
 
     def node(self, node: GraphNode) -> str:
-        lines = [_html(node.name, INK, bold=True, size=10)] if node.kind == "op" else []
+        lines = [_html(node.name, INK, bold=True, size=11)] if node.kind == "op" else []
         if self.node_values:
             forward = self.labels.forward(node)
             if forward and forward != node.name:
@@ -85,7 +87,7 @@ class _Drawing:
         elif node.kind != "op" or node.tensor_name:
             lines.append(_html(node.tensor_name or node.name, FORWARD))
         if not node.tracked:
-            lines.append(_html("not tracked", DETACHED, size=9))
+            lines.append(_html("not tracked", DETACHED, size=10))
         attributes = {"shape": "box", "style": "rounded"} if node.kind == "op" else {"shape": "ellipse"}
         attributes["label"] = "<" + "<br/>".join(lines) + ">"
         if node.kind == "output":
@@ -97,9 +99,24 @@ class _Drawing:
         return f"  {quoted(node.id)} [{_attributes(attributes)}];"
 
     def edges(self, edge: Edge, *, cut: bool) -> list[str]:
-        wrong, missing = edge in self.highlight.wrong_edges, edge in self.highlight.missing_edges
+        """The edge with its slope and, red, the gradient sent back along it; drawn once per operand when
+        the op takes its input more than once (x*x: first and second factor, whose paths add). Of a wrong
+        edge so drawn, the last copy carries the mistake: the student counted the others."""
+        copies = self.labels.operands(edge)
+        wrong = edge in self.highlight.wrong_edges
+        # x·x taken as x: the student counted one factor's path, so the other is the path left out.
+        one_counted = wrong and self.labels.counted_once(edge, self.notes.get(edge, ""))
+        lines = []
+        for index, operand in enumerate(copies):
+            last = index == len(copies) - 1
+            lines += self._edge(edge, operand, cut=cut, wrong=wrong and last and not one_counted,
+                                missing=edge in self.highlight.missing_edges or (one_counted and last))
+        return lines
+
+    def _edge(self, edge: Edge, operand: str, *, cut: bool, wrong: bool, missing: bool) -> list[str]:
         attributes = {"color": INK, "fontcolor": INK}
         text = self.labels.slope(edge) if self.edge_labels else ""
+        text = f"{operand}: {text}" if operand and text else operand or text
         if cut:
             attributes.update(style="dashed", color=DETACHED, fontcolor=DETACHED)
             text = "detach: no gradient"
@@ -124,8 +141,10 @@ class _Drawing:
         shows it (`∂b/∂x = 2·x = 4`) when the note names none or names that same factor."""
         note = self.notes.get(edge, "")
         if cut:
-            return "✗ detach: no gradient flows back here"
+            return note or "✗ detach: no gradient flows back here"
         used, _, right = note.partition("; right: ")
+        if used and slope == self.labels.slope_head(edge):  # its rule is the answer: only which slope to fix
+            return f"{used} for {slope}"
         if used and slope and (not right or _same_formula(right, self.labels.slope_formula(edge))):
             return f"{used}; right: {slope}"
         return note or (f"✗ {slope}" if slope else "✗")
@@ -139,16 +158,19 @@ class _Drawing:
                  _html("┄┄ grey", DETACHED, bold=True) + _html(": detached, no gradient")]]
         notes = []
         if hidden.grads - {n.id for n in self.analysis.graph.nodes if n.kind == "output"}:
-            notes.append("Some gradients are hidden: they would give away answers you have not got yet.")
+            notes.append("Some gradients, and the numbers of the slopes on their paths, are hidden: "
+                         "they would give away answers you have not got yet.")
         size = len(self.analysis.graph.nodes)
         if not self.edge_labels:
             kept = "names and values" if self.node_values else "names"
             notes.append(f"{size} nodes: only the {kept} of the nodes are drawn; "
                          "edge labels (local derivatives, backward flow) are left out.")
-        cell = '<td align="left">{}</td><td width="24"></td>'
-        rows = [f'<tr><td align="left" colspan="4">{_html(title, INK, bold=True, size=13)}</td></tr>']
-        rows += ["<tr>" + "".join(cell.format(item) for item in row) + "</tr>" for row in keys]
-        rows += [f'<tr><td align="left" colspan="4">{_html(note, INK, size=10)}</td></tr>' for note in notes]
+        # One column, notes wrapped: the legend must not make a small graph's picture wide (on a
+        # phone the picture is shrunk to the screen's width, legend included).
+        rows = [_html(title, INK, bold=True, size=13), *(item for row in keys for item in row)]
+        rows += ["<br/>".join(_html(line, INK, size=11) for line in textwrap.wrap(note, LEGEND_WIDTH))
+                 for note in notes]
+        rows = [f'<tr><td align="left" balign="left">{row}</td></tr>' for row in rows]
         return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="1">{"".join(rows)}</table>>'
 
 
@@ -166,7 +188,7 @@ def graph_dot(
     spacing = 'nodesep="0.12", ranksep="0.3"' if compact else 'nodesep="0.35"'
     lines = [
         f"digraph {quoted(title)} {{",
-        f'  graph [rankdir="LR", fontname="Helvetica", labelloc="t", labeljust="l", {spacing}, '
+        f'  graph [rankdir="TB", fontname="Helvetica", labelloc="t", labeljust="l", {spacing}, '
         f'label={drawing.legend(title, hidden)}];',
         f'  node [fontname="Helvetica", fontsize="{10 if compact else 12}"'
         f'{", margin=" + quoted("0.04,0.02") if compact else ""}];',

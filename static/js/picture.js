@@ -1,5 +1,6 @@
-// Opens a backward-flow picture full size in a viewer (scroll, pinch, zoom buttons) instead of
-// leaving the page. Without JavaScript the picture's link opens the SVG itself in a new tab.
+// Opens a backward-flow picture in a viewer (scroll, pinch, zoom buttons) instead of leaving the
+// page: fitted to the screen at first, so every node is in view, then zoomed in to read a part.
+// Without JavaScript the picture's link opens the SVG itself in a new tab.
 (function () {
   "use strict";
   var viewer = null;
@@ -16,11 +17,20 @@
   }
 
   function zoom(factor) {
-    scale = Math.min(Math.max(scale * factor, 0.25), 6);
+    scale = Math.min(Math.max(scale * factor, 0.1), 6);
     if (!image.naturalWidth) {
       return;
     }
     image.style.width = Math.round(image.naturalWidth * scale) + "px";
+  }
+
+  function fit() {
+    var room = image.parentNode;
+    if (!image.naturalWidth || !room.clientWidth) {
+      return;
+    }
+    scale = Math.min(1, (room.clientWidth - 16) / image.naturalWidth, (room.clientHeight - 16) / image.naturalHeight);
+    zoom(1);
   }
 
   function build() {
@@ -31,14 +41,16 @@
     bar.className = "graph-viewer-bar";
     var title = document.createElement("span");
     title.className = "graph-viewer-title";
-    title.textContent = "Full size: scroll or pinch to explore";
+    title.textContent = "Zoom in to read, scroll or pinch to explore";
     bar.appendChild(title);
     bar.appendChild(button("−", "Zoom out", function () { zoom(1 / 1.25); }));
     bar.appendChild(button("+", "Zoom in", function () { zoom(1.25); }));
+    bar.appendChild(button("Fit", "Fit the picture to the screen", fit));
     bar.appendChild(button("Close", "Close the picture", function () { viewer.close(); }));
     var scroll = document.createElement("div");
     scroll.className = "graph-viewer-scroll";
     image = document.createElement("img");
+    image.addEventListener("load", fit);
     scroll.appendChild(image);
     viewer.appendChild(bar);
     viewer.appendChild(scroll);
@@ -55,6 +67,9 @@
     image.alt = small ? small.alt : "";
     image.src = link.href;
     viewer.showModal();
+    if (image.complete) {
+      fit(); // the same picture again: no new load event
+    }
   }
 
   document.addEventListener("click", function (event) {
