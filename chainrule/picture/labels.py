@@ -162,7 +162,7 @@ class Labels:
     def counted_once(self, edge: Edge, note: str) -> bool:
         """Whether the grader's note on a wrong edge drawn once per operand (`✗ you used x; right: 2·x`
         on x*x) says the student took one operand's factor for the whole: the others' paths are missing."""
-        used = note.partition("; right: ")[0].removeprefix("✗ you used ").strip()
+        used = note.partition("; right: ")[0].removeprefix("✗ you used ").removesuffix(" here").strip()
         return len(self.operands(edge)) > 1 and bool(used) and used == self.slope_formula(edge)
 
     def share(self, edge: Edge, value: Value) -> Value:
