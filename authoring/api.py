@@ -178,7 +178,7 @@ class CourseCopyView(APIView):
                                "submissions. Copies take the slug `<slug>-<new course slug>`; you become an "
                                "instructor of the copy.")
     def post(self, request: Request, course: str) -> Response:
-        source = course_for_staff_or_404(user=request.user, slug=course)
+        source = course_for_staff_or_404(user=request.user, slug=course, authoring=True)  # a TA may not copy
         body = CourseCopyRequestSerializer(data=request.data)
         if not body.is_valid():
             return Response({"errors": flat_errors(body.errors)}, status=status.HTTP_400_BAD_REQUEST)

@@ -50,7 +50,7 @@ def _shift(form: CourseCopyForm, course: Course) -> timedelta | None:
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def course_copy_page(request: HttpRequest, course: str) -> HttpResponse:
-    found = course_for_staff_or_404(user=request.user, slug=course)
+    found = course_for_staff_or_404(user=request.user, slug=course, authoring=True)  # a TA may not copy
     if not may_create_courses(user=request.user):
         return render(request, "staff/denied.html", {"reason": CREATORS_ONLY}, status=403)
     form = CourseCopyForm(request.POST if request.method == "POST" else None)

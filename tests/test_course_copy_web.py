@@ -99,3 +99,21 @@ def test_the_copy_endpoint_is_in_the_openapi_schema(instructor: Any) -> None:
     schema = api(instructor).get("/api/v1/schema/?format=json")
     assert schema.status_code == 200
     assert "/api/v1/courses/{course}/copy/" in schema.json()["paths"]
+
+
+@override_settings(GRADER_COURSE_CREATORS="instructors")
+def test_a_ta_who_may_create_courses_still_may_not_copy_one_they_assist_in(fall: Any, make_user: Any) -> None:
+    """The copy holds the references and answer keys and makes the copier its instructor: only those who
+    may author the source course may copy it."""
+    ta = fall["people"]["ta"]
+    membership_set(user=ta.user, course=Course.objects.create(slug=f"own-{fall['tag']}", title="Own"),
+                   role="instructor")  # an instructor elsewhere, so a course creator under "instructors"
+    course = fall["course"].slug
+    client = logged_in(ta)
+    assert "/copy/" not in client.get(f"/staff/courses/{course}/").content.decode()
+    assert client.get(f"/staff/courses/{course}/copy/").status_code in (403, 404)
+    assert client.post(f"/staff/courses/{course}/copy/", {"slug": f"x-{fall['tag']}", "copy": ""}).status_code \
+        in (403, 404)
+    answer = api(ta).post(f"/api/v1/courses/{course}/copy/", {"slug": f"y-{fall['tag']}"}, format="json")
+    assert answer.status_code in (403, 404)
+    assert not Course.objects.filter(slug__in=[f"x-{fall['tag']}", f"y-{fall['tag']}"]).exists()

@@ -29,14 +29,14 @@ def staff_home(request: HttpRequest) -> HttpResponse:
 @require_safe
 def course_detail(request: HttpRequest, course: str) -> HttpResponse:
     found = course_for_staff_or_404(user=request.user, slug=course)
-    context = {
+    context: dict[str, object] = {
         "course": found, "role": course_role(user=request.user, course=found), "releases": RELEASE_CHOICES,
         "assignments": by_title(found.assignments.filter(archived_at=None)),
         "archived": found.assignments.exclude(archived_at=None).annotate(n_submissions=Count("submissions"))
         .order_by("-archived_at"),
-        "may_copy": may_create_courses(user=request.user),
         "can_author": staff_courses(user=request.user, authoring=True).filter(pk=found.pk).exists(),
         "staff": found.memberships.filter(role__in=[Membership.Role.INSTRUCTOR, Membership.Role.TA])
         .select_related("user").order_by("role", "user__username"),
     }
+    context["may_copy"] = context["can_author"] and may_create_courses(user=request.user)  # a TA may not copy
     return render(request, "staff/course.html", context)
