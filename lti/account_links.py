@@ -43,10 +43,14 @@ def roster_accounts_linkable(*, course: Course) -> QuerySet[AbstractUser]:
 
 
 def lms_accounts_of(*, course: Course) -> QuerySet[AbstractUser]:
-    """Accounts an LMS made that are students of this course (those an instructor may link by hand)."""
+    """Accounts an LMS made that are students of this course and of no other (those an instructor may link
+    by hand): the link moves the LMS person's every launch to the roster account, so a person who also
+    studies or teaches elsewhere is not this instructor's to move."""
+    elsewhere = Membership.objects.filter(user_id=OuterRef("pk")).exclude(course=course)
     return (get_user_model().objects.filter(made_by_lms(), memberships__course=course,
-                                            memberships__role=Membership.Role.STUDENT)
-            .select_related("lms_person").order_by("last_name", "first_name", "username"))
+                                            memberships__role=Membership.Role.STUDENT, is_staff=False,
+                                            is_superuser=False)
+            .exclude(Exists(elsewhere)).select_related("lms_person").order_by("last_name", "first_name", "username"))
 
 
 def roster_account_for_launch(*, course: Course, lms_id: str, sis_id: str, email: str) -> AbstractUser | None:
@@ -70,7 +74,7 @@ def account_link(*, course: Course, lms_account_id: int, roster_account_id: int)
     """Make the LMS person behind `lms_account_id` launch as the roster account from now on; says what it did."""
     lms_account = lms_accounts_of(course=course).filter(pk=lms_account_id).first()
     if lms_account is None:
-        raise LinkRefused("That LMS account is not a student of this course.")
+        raise LinkRefused("That LMS account is not a student of this course only.")
     roster_account = roster_accounts_linkable(course=course).select_for_update().filter(pk=roster_account_id).first()
     if roster_account is None:
         raise LinkRefused("That roster account cannot be linked: it must be a student of this course only, "

@@ -48,6 +48,12 @@ def launch_accept(*, lti_launch: LtiLaunch) -> Arrival:
     role = Membership.Role(course_role_from_lti(lti_launch.roles_claim or []))
     user = user_for_lti(lti_user=lti_launch.user, course=course if role == Membership.Role.STUDENT else None,
                         sis_id=person_sourcedid(lis.get("person_sourcedid") if isinstance(lis, dict) else None))
+    if role in STAFF_ROLES and not user.get_username().startswith(LMS_USERNAME_PREFIX) \
+            and not Membership.objects.filter(user=user, course=course, role=role).exists():
+        # an account of the tool's own (a roster account an instructor linked to this LMS person) is a
+        # student's: a teaching role from the LMS is not given to it, whoever linked it
+        raise LaunchRefused("Your LMS account is linked to a student account of this tool, which cannot take a "
+                            "teaching role from the LMS. Ask the tool's operators to unlink it.")
     membership_set(user=user, course=course, role=role)
     if lti_launch.is_deep_link_launch:
         if role not in STAFF_ROLES:

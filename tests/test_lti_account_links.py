@@ -145,3 +145,34 @@ def test_an_instructor_turns_launch_linking_on_and_a_ta_cannot(course: Course) -
     assert b"checked" not in teacher.get(url).content.split(b'name="link_roster_accounts"')[1][:20]
     assert teacher.post(url, {"accounts": "setting", "link_roster_accounts": "on"}).status_code == 302
     assert b" checked" in teacher.get(url).content.split(b'name="link_roster_accounts"')[1][:20]
+
+
+@pytest.mark.django_db
+def test_an_lms_person_who_teaches_or_studies_elsewhere_is_not_an_instructors_to_link(
+        course: Course, platform: Platform) -> None:
+    """Linking moves every launch of the LMS person to the roster account, whose password its instructor may
+    know: a person in another course of the tool (here teaching it) must not be moved."""
+    lms_account = _launch(platform, user_id="lms-ed")
+    elsewhere = Course.objects.create(slug=f"y-{uuid.uuid4().hex[:6]}", title="Y")
+    Membership.objects.create(user=lms_account, course=elsewhere, role="instructor")
+    roster = _member(course)
+    teacher = _page(_member(course, role="instructor"))
+    url = f"/lti/courses/{course.slug}/"
+    assert f'<option value="{lms_account.pk}">' not in teacher.get(url).content.decode()
+    refused = teacher.post(url, {"accounts": "link", "lms_account": lms_account.pk, "roster_account": roster.pk})
+    assert refused.status_code == 400 and LtiUser.objects.get(sub="lms-ed").auth_user == lms_account
+
+
+@pytest.mark.django_db
+def test_a_linked_roster_account_takes_no_teaching_role_from_the_lms(course: Course, platform: Platform) -> None:
+    lms_account = _launch(platform, user_id="lms-fay")
+    roster = _member(course)
+    _page(_member(course, role="instructor")).post(
+        f"/lti/courses/{course.slug}/", {"accounts": "link", "lms_account": lms_account.pk, "roster_account": roster.pk})
+    assert _launch(platform, user_id="lms-fay") == roster
+    client = Client()
+    state, nonce = platform.login(client, user_id="lms-fay")
+    body = platform.body(nonce=nonce, user_id="lms-fay", roles=(INSTRUCTOR,), custom={"assignment": "positive-gradient"})
+    reply = platform.post(client, state=state, header=platform.header(), body=body)
+    assert reply.status_code == 403 and b"student account of this tool" in reply.content
+    assert not Membership.objects.filter(user=roster).exclude(role="student").exists()
