@@ -167,12 +167,13 @@ def test_an_lms_person_who_teaches_or_studies_elsewhere_is_not_an_instructors_to
 def test_a_linked_roster_account_takes_no_teaching_role_from_the_lms(course: Course, platform: Platform) -> None:
     lms_account = _launch(platform, user_id="lms-fay")
     roster = _member(course)
-    _page(_member(course, role="instructor")).post(
-        f"/lti/courses/{course.slug}/", {"accounts": "link", "lms_account": lms_account.pk, "roster_account": roster.pk})
+    link = {"accounts": "link", "lms_account": lms_account.pk, "roster_account": roster.pk}
+    _page(_member(course, role="instructor")).post(f"/lti/courses/{course.slug}/", link)
     assert _launch(platform, user_id="lms-fay") == roster
     client = Client()
     state, nonce = platform.login(client, user_id="lms-fay")
-    body = platform.body(nonce=nonce, user_id="lms-fay", roles=(INSTRUCTOR,), custom={"assignment": "positive-gradient"})
+    body = platform.body(nonce=nonce, user_id="lms-fay", roles=(INSTRUCTOR,),
+                         custom={"assignment": "positive-gradient"})
     reply = platform.post(client, state=state, header=platform.header(), body=body)
     assert reply.status_code == 403 and b"student account of this tool" in reply.content
     assert not Membership.objects.filter(user=roster).exclude(role="student").exists()
