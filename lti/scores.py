@@ -17,6 +17,7 @@ from lti_tool.models import LtiMembership, LtiUser
 from assignments.models import Assignment
 from config.structured_logging import submission_context
 from grader.models import Result, Submission
+from grader.selectors import document_released, release_for
 from infra import clock
 from infra.enqueue import enqueue
 from infra.lanes import LMS
@@ -72,7 +73,8 @@ def counted_result(*, user_id: int, assignment: Assignment) -> Result | None:
 @transaction.atomic
 def score_deliveries_update(*, submission_id: int) -> list[int]:
     """Rows whose counted score or comment changed, with a timestamp later than any sent before."""
-    result = Result.objects.select_related("submission__assignment").filter(submission_id=submission_id).first()
+    result = Result.objects.select_related("submission__assignment", "submission__student").filter(
+        submission_id=submission_id).first()
     if result is None:
         return []
     submission = result.submission
@@ -81,9 +83,10 @@ def score_deliveries_update(*, submission_id: int) -> list[int]:
     if counted is None:
         return []  # an LMS student, but not of a linked assignment
     changed = []
+    comment = _comment(counted, release=release_for(user=submission.student, assignment=submission.assignment))
     for link, sub in links:
         fields = {"score_given": counted.score, "score_maximum": counted.max_score,
-                  "comment": _comment(counted), "lti_user_id": sub}
+                  "comment": comment, "lti_user_id": sub}
         row = ScoreDelivery.objects.select_for_update().filter(link=link, user_id=submission.student_id).first()
         if row is not None and all(getattr(row, k) == v for k, v in fields.items()):
             continue
@@ -119,13 +122,17 @@ def _links_of(*, user_id: int, assignment: Assignment) -> list[tuple[LinkAssignm
     return pairs
 
 
-def _comment(result: Result) -> str:
-    """The diagnosis summary: one line per part, as the student sees it on the feedback page."""
+def _comment(result: Result, *, release: str) -> str:
+    """The diagnosis summary: one line per part, as the student sees it on the feedback page now (their
+    feedback level: at "verdict" only whether each part is right, never the diagnosis's words)."""
     lines = [f"Score {result.score:g} of {result.max_score:g}."]
-    for part in (result.document.get("parts") or []) if isinstance(result.document, dict) else []:
+    document = result.document if isinstance(result.document, dict) and isinstance(result.document.get("parts"),
+                                                                                   list) else {"parts": []}
+    for part in document_released(document=document, release=release)["parts"]:
         diagnosis = part.get("diagnosis") or {}
-        verdict = "correct" if part.get("correct") else diagnosis.get("message") or diagnosis.get("kind") or "wrong"
-        lines.append(f"{part.get('part')}: {verdict}")
+        verdict = part.get("verdict") or ("correct" if part.get("correct") else "wrong")
+        told = verdict if part.get("correct") else diagnosis.get("message") or verdict
+        lines.append(f"{part.get('part')}: {told}")
     return "\n".join(lines)[:1000]
 
 

@@ -189,3 +189,18 @@ def test_the_oidc_login_accepts_post_and_checks_cookies_first() -> None:
     assert redirect.status_code == 302
     assert redirect["Location"].startswith("https://lms.school.example/auth?")
     assert "redirect_uri=http%3A%2F%2Ftestserver%2Flti%2Flaunch%2F" in redirect["Location"]
+
+
+def test_the_score_comment_sent_to_the_lms_says_only_what_the_students_feedback_level_shows() -> None:
+    from types import SimpleNamespace
+
+    from assignments.models import Release
+    from lti.scores import _comment
+
+    document = {"parts": [{"part": "w.grad", "correct": False, "score": 0, "max_score": 1, "expected": 7.0,
+                           "diagnosis": {"kind": "wrong_local_derivative",
+                                         "message": "You used 2 where the right one is 3.5"}}]}
+    result: Any = SimpleNamespace(score=0.0, max_score=1.0, document=document)
+    at_verdict = _comment(result, release=Release.VERDICT)
+    assert "3.5" not in at_verdict and "7" not in at_verdict and "w.grad: incorrect" in at_verdict
+    assert "right one is 3.5" in _comment(result, release=Release.WORDS)
