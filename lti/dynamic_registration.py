@@ -9,11 +9,16 @@ another origin, at most MAX_BYTES read, and errors in the tool's own words.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import socket
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import requests
+import urllib3
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
@@ -73,15 +78,40 @@ def _url_problem(url: object) -> str | None:
     return None
 
 
+def _inside_address(url: str) -> bool:
+    """Whether the URL's host resolves to a loopback, private, link-local or otherwise internal address:
+    a registration URL's holder must not make the tool call inside the school's network. (Checked before
+    the request; with LTI_ALLOW_HTTP, for tests and development, it is not.)"""
+    host = urlsplit(url).hostname or ""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (OSError, UnicodeError):
+        return True  # unresolvable: nothing to call
+    return any(not ipaddress.ip_address(str(address).split("%")[0]).is_global for address in addresses)
+
+
 def _json_from(method: str, url: str, *, what: str, **kwargs: Any) -> Any:
+    """The JSON a platform answers, read within one deadline (a server that drips its answer byte by byte
+    holds a web process no longer than LTI_HTTP_TIMEOUT) and at most MAX_BYTES."""
+    if not settings.LTI_ALLOW_HTTP and _inside_address(url):
+        raise PlatformError(f"{what}: its address is inside this network, not called")
     reply = guarded_request(method, url, what=what, stream=True, **kwargs)
-    if reply.status_code >= 300:
-        raise refused(what, reply.status_code)
-    body = b""
-    for chunk in reply.iter_content(8192):
-        body += chunk
-        if len(body) > MAX_BYTES:
-            raise PlatformError(f"{what}: the answer is larger than {MAX_BYTES // 1024} KB, not read")
+    deadline = time.monotonic() + settings.LTI_HTTP_TIMEOUT
+    try:
+        if reply.status_code >= 300:
+            raise refused(what, reply.status_code)
+        body = b""
+        while chunk := reply.raw.read1(8192, decode_content=True):  # what has arrived, not a full chunk
+            body += chunk
+            if len(body) > MAX_BYTES:
+                raise PlatformError(f"{what}: the answer is larger than {MAX_BYTES // 1024} KB, not read")
+            if time.monotonic() > deadline:
+                raise PlatformError(f"{what}: the LMS did not finish answering within "
+                                    f"{settings.LTI_HTTP_TIMEOUT:g} s")
+    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+        raise PlatformError(f"{what}: the LMS's answer broke off") from exc
+    finally:
+        reply.close()
     try:
         return json.loads(body)
     except ValueError as exc:

@@ -104,7 +104,7 @@ def registration_edit(*, registration: LtiRegistration, spec: RegistrationSpec) 
     course = _checked(spec)
     clash = LtiRegistration.objects.filter(issuer=spec.issuer, client_id=spec.client_id).exclude(pk=registration.pk)
     if clash.exists():
-        raise ValueError("another registration has this issuer and client id")
+        raise RegistrationError("client_id", "another registration has this issuer and client id")
     for field in ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url"):
         setattr(registration, field, getattr(spec, field))
     registration.save()

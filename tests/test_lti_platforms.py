@@ -235,3 +235,47 @@ def test_a_launch_posted_after_its_platform_was_deactivated_is_refused_in_words(
     LtiRegistration.objects.filter(issuer=platform.base).update(is_active=False)
     refused = platform.post(client, state=state, header=platform.header(), body=platform.body(nonce=nonce))
     assert refused.status_code == 403 and b"not activated yet" in refused.content
+
+
+def test_dynamic_registration_reads_within_one_deadline_and_calls_nothing_inside_the_network() -> None:
+    """A platform that drips its answer holds a web process no longer than the tool's timeout; a
+    configuration URL on a loopback or private address is not called at all outside development."""
+    import socket
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from lti.dynamic_registration import _inside_address, _json_from
+    from lti.platform_client import PlatformError
+
+    class Drip(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                for _ in range(40):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with override_settings(LTI_ALLOW_HTTP=True, LTI_HTTP_TIMEOUT=1.0):
+            started = time.monotonic()
+            with pytest.raises(PlatformError, match="did not finish answering"):
+                _json_from("GET", f"http://127.0.0.1:{server.server_port}/config", what="the configuration")
+            assert time.monotonic() - started < 2.5
+        with override_settings(LTI_ALLOW_HTTP=False):
+            with pytest.raises(PlatformError, match="inside this network"):
+                _json_from("GET", f"https://127.0.0.1:{server.server_port}/config", what="the configuration")
+    finally:
+        server.shutdown()
+    assert _inside_address("https://10.1.2.3/x") and _inside_address("https://localhost/x")
+    assert not _inside_address("https://8.8.8.8/x") or socket.gethostname() == ""
