@@ -279,3 +279,16 @@ def test_dynamic_registration_reads_within_one_deadline_and_calls_nothing_inside
         server.shutdown()
     assert _inside_address("https://10.1.2.3/x") and _inside_address("https://localhost/x")
     assert not _inside_address("https://8.8.8.8/x") or socket.gethostname() == ""
+
+
+@pytest.mark.django_db
+def test_editing_a_platform_onto_another_platforms_issuer_and_client_id_is_refused_beside_the_field(
+        operator: Client) -> None:
+    operator.post("/lti/platforms/", FORM)
+    other = {**FORM, "client_id": "other-client", "deployment_id": "8"}
+    operator.post("/lti/platforms/", other)
+    moved = LtiRegistration.objects.get(client_id="other-client")
+    refused = operator.post(f"/lti/platforms/{moved.pk}/", {**other, "client_id": FORM["client_id"]})
+    assert refused.status_code == 400 and "another registration has this issuer and client id" in refused.content.decode()
+    moved.refresh_from_db()
+    assert moved.client_id == "other-client"
