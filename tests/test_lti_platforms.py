@@ -249,7 +249,7 @@ def test_dynamic_registration_reads_within_one_deadline_and_calls_nothing_inside
     from lti.platform_client import PlatformError
 
     class Drip(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -289,6 +289,7 @@ def test_editing_a_platform_onto_another_platforms_issuer_and_client_id_is_refus
     operator.post("/lti/platforms/", other)
     moved = LtiRegistration.objects.get(client_id="other-client")
     refused = operator.post(f"/lti/platforms/{moved.pk}/", {**other, "client_id": FORM["client_id"]})
-    assert refused.status_code == 400 and "another registration has this issuer and client id" in refused.content.decode()
+    assert refused.status_code == 400
+    assert "another registration has this issuer and client id" in refused.content.decode()
     moved.refresh_from_db()
     assert moved.client_id == "other-client"
