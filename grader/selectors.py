@@ -122,6 +122,11 @@ def assignments_visible(*, user: User) -> QuerySet[Assignment]:
     return _visible_to(user.pk)
 
 
+# An attempt still queued or running reveals nothing yet: an infrastructure failure gives it back, and a
+# key seen before that would be seen with an attempt still to use.
+PENDING = (Submission.Status.QUEUED, Submission.Status.RUNNING)
+
+
 def _visible_to(user_id: int | None) -> QuerySet[Assignment]:
     return Assignment.objects.filter(
         Q(course__in=Membership.objects.filter(user_id=user_id).values("course"), published=True)
@@ -135,6 +140,8 @@ def assignment_rows(*, user: User, slug: str | None = None) -> list[AssignmentRo
     latest = Result.objects.filter(submission__student_id=user.pk, submission__assignment=OuterRef("pk"))
     assignments = assignments_visible(user=user).annotate(
         used=Count("submissions", filter=mine & Q(submissions__attempt__isnull=False)),
+        pending=Count("submissions", filter=mine & Q(submissions__attempt__isnull=False,
+                                                      submissions__status__in=PENDING)),
         best_graded=Max("submissions__result__score", filter=mine),
         last_graded=Subquery(latest.order_by("-submission__created_at").values("score")[:1]),
     ).prefetch_related("parts").order_by("course__title", F("due_at").asc(nulls_last=True), "title")  # as PostgreSQL
@@ -152,7 +159,7 @@ def _row(a: Any, user: User) -> AssignmentRow:
         best_score=a.last_graded if a.counts == Assignment.Counts.LAST else a.best_graded,
         max_score=sum(part.points for part in a.parts.all()), your_values=_drawn_values(a, user),
         policy=policy, opened=opened,
-        release=release_now(assignment=a, policy=policy, attempts_left=left),
+        release=release_now(assignment=a, policy=policy, attempts_left=None if a.pending else left),
     )
 
 
@@ -222,9 +229,10 @@ def release_for(*, user: User, assignment: Assignment) -> str:
     extension = extension_of(assignment=assignment, student_id=user.pk)
     left = None
     if assignment.reveal == Assignment.Reveal.AFTER_ATTEMPTS:
-        used = Submission.objects.filter(student_id=user.pk, assignment=assignment, attempt__isnull=False).count()
-        left = attempts_left(assignment=assignment, used=used,
-                             extra=extra_attempts(assignment=assignment, student_id=user.pk, extension=extension))
+        counted = Submission.objects.filter(student_id=user.pk, assignment=assignment, attempt__isnull=False)
+        if not counted.filter(status__in=PENDING).exists():  # the last attempt reveals once it is graded
+            left = attempts_left(assignment=assignment, used=counted.count(),
+                                 extra=extra_attempts(assignment=assignment, student_id=user.pk, extension=extension))
     policy = student_policy(assignment=assignment, student_id=user.pk, extension=extension)
     return release_now(assignment=assignment, policy=policy, attempts_left=left)
 

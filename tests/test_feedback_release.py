@@ -244,3 +244,32 @@ def test_the_authoring_api_sets_an_assignments_own_levels_in_its_toml(instructor
     refused = api(instructor).put(f"/api/v1/staff/assignments/{slug}/",
                                   {"toml": toml.replace('"words"', '"most"')}, format="json")
     assert refused.status_code == 400 and "policy.release_before" in refused.json()["errors"]
+
+
+@pytest.mark.django_db
+def test_a_last_attempt_still_being_graded_reveals_nothing_yet(make_user: Any) -> None:
+    """An infrastructure failure gives a pending attempt back: a key shown while it was queued would be
+    seen with an attempt still to use."""
+    import uuid
+
+    from assignments.models import Assignment, Course
+    from assignments.services import membership_set
+    from grader.models import Submission
+    from grader.selectors import assignment_row, release_for
+    from tests.courseops_known import clone_assignment
+
+    course = Course.objects.create(slug=f"c-{uuid.uuid4().hex[:6]}", title="C")
+    live = clone_assignment(slug="visual-walkthrough", course=course)
+    Assignment.objects.filter(id=live.id).update(published=True, max_attempts=1, reveal="after_attempts",
+                                                 release_before="words", release_after="answer_key")
+    live.refresh_from_db()
+    student = make_user("student")
+    membership_set(user=student.user, course=course, role="student")
+    last = Submission.objects.create(student=student.user, assignment=live, variant=live.variants.first(),
+                                     answers={}, code={}, attempt=1, status=Submission.Status.QUEUED)
+    row = assignment_row(user=student.user, slug=live.slug)
+    assert row.release == "words" and not row.expected_shown
+    assert release_for(user=student.user, assignment=live) == "words"
+    Submission.objects.filter(id=last.id).update(status=Submission.Status.GRADED)
+    assert assignment_row(user=student.user, slug=live.slug).expected_shown
+    assert release_for(user=student.user, assignment=live) == "answer_key"
