@@ -83,6 +83,8 @@ def service_hosts_of(registration: LtiRegistration) -> set[tuple[str, int | None
 
 def url_refusal(*, registration: LtiRegistration, url: str, what: str) -> str | None:
     """Why the tool will not call this URL for this platform, or None when it may."""
+    if not registration.is_active:
+        return f"{what}: this platform is deactivated on the LMS platforms page; not called"
     parts = urlsplit(url)
     if parts.scheme != "https" and not (parts.scheme == "http" and settings.LTI_ALLOW_HTTP):
         return f"{what}: the LMS gave an address that is not https://, not called"

@@ -20,7 +20,7 @@ from django.core.cache import caches
 from django.core.exceptions import PermissionDenied
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
-from lti_tool.models import LtiContext, LtiMembership, LtiResourceLink, LtiUser
+from lti_tool.models import LtiContext, LtiMembership, LtiRegistration, LtiResourceLink, LtiUser
 from pylti1p3.exception import LtiException
 
 from assignments.models import Assignment, Course, Membership
@@ -215,6 +215,19 @@ def test_an_extra_service_host_registered_for_the_platform_is_called(services: t
     row = roster_of(platform, f"{theirs}/roster")
     assert roster_sync(context_course_id=row.id) == 1
     assert hits_at(theirs) == [f"{theirs.rsplit(':', 1)[1]}/roster"]
+
+
+@override_settings(LTI_ALLOW_HTTP=True)
+def test_a_deactivated_platform_is_never_called(services: tuple[str, str]) -> None:
+    ours, _ = services
+    token_ok(ours)
+    route(f"{ours}/roster", 200, {"members": []})
+    platform = Platform(base=ours).register()
+    row = roster_of(platform, f"{ours}/roster")
+    LtiRegistration.objects.filter(pk=platform.deployment.registration_id).update(is_active=False)
+    with pytest.raises(PlatformError, match="deactivated"):
+        roster_sync(context_course_id=row.id)
+    assert hits_at(ours) == []
 
 
 def test_plain_http_is_refused_in_production(services: tuple[str, str]) -> None:
