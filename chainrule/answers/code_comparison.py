@@ -61,8 +61,6 @@ def program_diagnosis(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis:
     message replaced by what the student's code does differently from the reference."""
     refused = _refused(found, evidence) if evidence.part.endswith(".grad") else None
     trace = evidence.trace
-    if refused is None and found.correct and trace is not None and evidence.part.endswith(".grad"):
-        refused = _fewer_calls(found, evidence, trace)
     if refused is not None or found.correct or trace is None or found.kind == "code_error":
         return refused or found
     for finder in FINDERS:
@@ -74,25 +72,6 @@ def program_diagnosis(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis:
                            paths=found.paths if same else [], highlight=found.highlight if same else Highlight(),
                            detail={**found.detail, "code": detail})
     return found
-
-
-def _fewer_calls(found: Diagnosis, evidence: CodeEvidence, trace: ProgramTrace) -> Diagnosis | None:
-    """Right values from fewer backward() calls than an exercise that makes several: it is about .grad
-    adding the calls up, and one backward() of the summed losses skips exactly that. (More calls than
-    a one-call reference, each adding its part, stay right: that is accumulation used well.)"""
-    reference, tensor = evidence.reference, evidence.tensor
-    if reference is None:
-        return None
-    # The calls still summed in .grad at the end: an exercise that resets between its calls is not about
-    # adding them up, and a student's autograd.grad steps are no backward() calls.
-    expected = _counted(reference, tensor, reference.resets_of(tensor))
-    calls = _counted(trace, tensor, trace.resets_of(tensor))
-    if expected < 2 or not 0 < calls < expected:
-        return None
-    message = words.fewer_calls(tensor, list(trace.fills_of(tensor)), calls, expected)
-    code = {"finding": "fewer_calls", "calls": calls, "expected_calls": expected}
-    return replace(found, correct=False, kind="accumulation", message=message, paths=[], highlight=Highlight(),
-                   detail={**found.detail, "code": code})
 
 
 def explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from chainrule.answers.code_comparison import CodeEvidence, explained_failure, program_diagnosis
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
+from chainrule.answers.code_requirements import Requirements, requirements_checked
 from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
@@ -37,6 +38,7 @@ class _Grading:
     facts: SourceFacts
     subjects: dict[str, str]  # function mode: part → what the student calls that return value
     reference: ProgramTrace | None
+    requirements: Requirements | None = None
 
 
 def grade_code(
@@ -52,6 +54,7 @@ def grade_code(
     source: str | None = None,
     function: str | None = None,
     signature: str | None = None,
+    requirements: Requirements | None = None,
 ) -> dict[str, Diagnosis]:
     """Function mode: `returns[i]` is the part that the function's i-th return
     value answers (None for a value not graded). Program and fix mode:
@@ -59,7 +62,8 @@ def grade_code(
     `reference_error` is the exception type the reference itself raises at
     every point (then `analyses` may be empty): raising it is the answer.
     `source` is the student's code (its lines are quoted, its calls checked);
-    `function` and `signature` name a function part's return values."""
+    `function` and `signature` name a function part's return values; `requirements` are what a
+    program or fix part's config states (chainrule.answers.code_requirements)."""
     if returns is not None and any(part not in returns for part in parts):
         raise ValueError("every graded part must be one of the function's return values")
     facts = source_facts(source) if source is not None else SourceFacts(())
@@ -74,7 +78,8 @@ def grade_code(
         error = output.error or "Your code produced no results."
         return {part: _code_error(part, analyses, error, {}) for part in parts}
     grading = _Grading(output, analyses, points, returns, rel_tol, abs_tol, facts,
-                       _subjects(returns, source or "", function, signature), _reference_trace(analyses))
+                       _subjects(returns, source or "", function, signature), _reference_trace(analyses),
+                       requirements)
     graded = {part: _graded_part(part, grading) for part in parts}
     intended = signature_names(signature, len(returns)) if returns is not None else []
     return _swaps_told(graded, grading, function, intended)
@@ -157,7 +162,8 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
         return found
     evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
                             grading.analyses[0] if grading.analyses else None, grading.facts)
-    return program_diagnosis(found, evidence)
+    return requirements_checked(program_diagnosis(found, evidence), grading.requirements, grading.facts,
+                                evidence.traces)
 
 
 def _returned_none(part: str, grading: _Grading) -> Diagnosis:
