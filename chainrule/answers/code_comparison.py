@@ -207,25 +207,39 @@ def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis)
     sites = trace.fills_of(tensor)
     if not calls or (calls == expected and counted == expected_counted):
         return None
+    if calls < expected and trace.backward_count == reference.backward_count:
+        return None  # every call is made, one does not reach the tensor: a path is cut, not a call missing
     detail: dict[str, Any] = {"calls": calls, "expected_calls": expected, "counted": counted,
                               "expected_counted": expected_counted, "lines": [site.line for site in sites]}
     last = resets[-1] if resets else None
     if last is not None and counted == 0 and last.before_call > trace.backward_count:  # zeroed at the very end
         message = words.reset_after_last(tensor, last, expected_counted, bool(expected_resets), facts)
         return "accumulation", message, {**detail, "finding": "reset_after_last", "line": last.line}
+    # The words count every call the program makes, on every line it makes one (a call that does not reach
+    # this .grad is a call all the same: "calls backward() once (line 9)" to a program calling it on 9 and 10).
+    made, made_sites = max(trace.backward_count, calls), list(trace.backward) or sites
     if resets and not expected_resets:
         message = words.zeroed_between(tensor, resets[0], _around(trace, resets[0]), counted, facts)
         return "accumulation", message, {**detail, "finding": "reset_between", "line": resets[0].line}
     if expected_resets and not resets and calls > 1:
-        message = words.never_reset(tensor, sites, calls, expected_counted)
+        message = words.never_reset(tensor, made_sites, made, expected_counted)
         return "accumulation", message, {**detail, "finding": "never_reset"}
     if resets and expected_resets and counted != expected_counted:
-        message = words.reset_elsewhere(tensor, resets[-1], counted, expected_counted, facts)
-        return "accumulation", message, {**detail, "finding": "reset_elsewhere", "line": resets[-1].line}
+        misplaced = _misplaced(resets, expected_resets)
+        message = words.reset_elsewhere(tensor, misplaced, counted, expected_counted, facts)
+        return "accumulation", message, {**detail, "finding": "reset_elsewhere", "line": misplaced.line}
     if calls != expected:
-        message = words.call_count(tensor, sites, calls, expected, expected_counted)
-        return "accumulation", message, {**detail, "finding": "call_count"}
+        message = words.call_count(tensor, made_sites, made, expected, expected_counted)
+        return "accumulation", message, {**detail, "finding": "call_count",
+                                         "cause_lines": [site.line for site in made_sites if site.line]}
     return None
+
+
+def _misplaced(resets: list[GradReset], expected: list[GradReset]) -> GradReset:
+    """The student's reset that restarts the sum where the exercise's do not (a zero_grad() in the wrong place
+    among right ones), else the last."""
+    places = {reset.before_call for reset in expected}
+    return next((reset for reset in resets if reset.before_call not in places), resets[-1])
 
 
 def _calls(trace: ProgramTrace, tensor: str) -> int:
@@ -255,7 +269,9 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
     expected_cuts = reference.cuts() if reference is not None else []
     reference_cuts = bool(expected_cuts) or bool(analysis is not None and analysis.graph.cut_edges)
     cuts = trace.cuts()
-    if reference_cuts and not cuts:
+    # "Nothing cuts the gradient" only where the values carry the path the exercise cuts: a program whose
+    # mistake is elsewhere (rounding without the straight-through term) was told it too.
+    if reference_cuts and not cuts and found.kind == "extra_path":
         paths = found.paths if found.kind == "extra_path" else []
         clones = [op for op in trace.ops if op.op == "clone"]
         if clones:

@@ -18,6 +18,7 @@ from chainrule.answers.code_comparison import CodeEvidence, explained_failure, p
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
 from chainrule.answers.code_requirements import Requirements, requirements_checked
 from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
+from chainrule.answers.source_ops import told_of_the_program
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
@@ -162,8 +163,9 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
         return found
     evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
                             grading.analyses[0] if grading.analyses else None, grading.facts)
-    return requirements_checked(program_diagnosis(found, evidence), grading.requirements, grading.facts,
-                                evidence.traces)
+    told = told_of_the_program(program_diagnosis(found, evidence), grading.facts, grading.analyses, answers,
+                                (grading.rel_tol, grading.abs_tol))
+    return requirements_checked(told, grading.requirements, grading.facts, evidence.traces)
 
 
 def _returned_none(part: str, grading: _Grading) -> Diagnosis:

@@ -91,7 +91,10 @@ def belief_message(h: Hypothesis, c: FeedbackContext) -> str:
     retained = (" retain_graph=True only keeps the graph's buffers for another backward call through it; that "
                 "call computes its own output's gradient and never repeats the earlier one."
                 if belief == "retained_replayed" else "")
-    return (f"Your {c.part} {told}. The program calls backward() {calls} times{zeroed}. {ACCUMULATION_RULE}"
+    # "But": the belief, then what the exercise's program does ("keeps only the first … only the last call
+    # counts" read as one message contradicting itself)
+    return (f"Your {c.part} {told}. But this exercise's program calls backward() {calls} times{zeroed}. "
+            f"{ACCUMULATION_RULE}"
             f"{retained} Only zero_() (or setting .grad to None) starts the sum again, exactly where the program "
             "does it.")
 
