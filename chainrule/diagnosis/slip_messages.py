@@ -10,6 +10,7 @@ from chainrule.diagnosis.message_context import (
     paths_text,
     with_value,
 )
+from chainrule.diagnosis.rule_messages import rule_message
 from chainrule.model import Hypothesis
 
 
@@ -25,6 +26,8 @@ def edge_words(detail: dict[str, object]) -> str:
 
 def wrong_local_derivative_message(h: Hypothesis, c: FeedbackContext) -> str:
     detail = h.detail
+    if detail.get("everywhere"):
+        return rule_message(h, c)
     used = with_value(detail.get("used"), detail.get("used_value"))
     right = with_value(detail.get("right"), detail.get("right_value"))
     along = f" along {paths_text(h.paths)}" if h.paths else ""
