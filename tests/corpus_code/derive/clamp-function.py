@@ -26,7 +26,8 @@ class MyClamp(torch.autograd.Function):
         (x,) = ctx.saved_tensors
 """.lstrip("\n")
 INSIDE = "        inside = (x >= ctx.lo) & (x <= ctx.hi)\n"
-TAIL = "\nx = torch.tensor(xs, requires_grad=True)\nc = torch.tensor(cs)\nL = (c * MyClamp.apply(x, lo, hi)).sum()\nL.backward()\n"
+TAIL = ("\nx = torch.tensor(xs, requires_grad=True)\nc = torch.tensor(cs)\n"
+        "L = (c * MyClamp.apply(x, lo, hi)).sum()\nL.backward()\n")
 
 
 def function(body: str) -> str:
@@ -35,14 +36,17 @@ def function(body: str) -> str:
 
 cases = [
     right("fix", function(INSIDE + "        return grad_output * inside, None, None\n")),
-    right("fix", function(INSIDE + "        return torch.where(inside, grad_output, torch.zeros_like(grad_output)), None, None\n")),
+    right("fix", function(INSIDE + "        zero = torch.zeros_like(grad_output)\n"
+                          "        return torch.where(inside, grad_output, zero), None, None\n")),
     wrong("fix", function(INSIDE + "        return grad_output * inside\n"),
           at="return grad_output * inside", kind="custom_function", accept=["code_error"],
           mistake="the starter kept: one gradient returned for forward's three inputs",
           expect=lambda P: RAISES),
-    wrong("fix", function("        outside = (x < ctx.lo) | (x > ctx.hi)\n        return grad_output * outside, None, None\n"),
+    wrong("fix", function("        outside = (x < ctx.lo) | (x > ctx.hi)\n"
+                          "        return grad_output * outside, None, None\n"),
           at="outside = (x < ctx.lo) | (x > ctx.hi)", kind="custom_function", accept=["dead_branch"],
-          mistake="the mask read backwards: the gradient passes where the clamp is flat and stops where it is the identity",
+          mistake="the mask read backwards: the gradient passes where the clamp is flat "
+                  "and stops where it is the identity",
           expect=lambda P: by_hand(P, lambda m: 1 - m)),
     wrong("fix", function(INSIDE + "        return inside.float(), None, None\n"),
           at="return inside.float(), None, None", kind="custom_function",
@@ -54,7 +58,8 @@ cases = [
           expect=lambda P: by_hand(P, lambda m: torch.ones_like(m))),
     wrong("fix", function(INSIDE + "        return None, grad_output * inside, None\n"),
           at="return None, grad_output * inside, None", kind="custom_function", accept=["code_error"],
-          mistake="the gradients returned in the wrong order: x's gradient given in lo's slot, which is a Python number",
+          mistake="the gradients returned in the wrong order: x's gradient given in lo's slot, "
+                  "which is a Python number",
           expect=lambda P: RAISES),
 ]
 

@@ -22,7 +22,8 @@ cases = [
     right("smoothed", START + Q + "L = -(q * torch.log_softmax(z, dim=1)).sum(dim=1).mean()\nL.backward()\n"),
     right("smoothed", "import torch.nn.functional as F\n\nz = torch.tensor(Z0, requires_grad=True)\n"
           "t = torch.tensor(targets)\nL = F.cross_entropy(z, t, label_smoothing=smooth)\nL.backward()\n"),
-    right("smoothed", START + Q + "p = torch.softmax(z, dim=1)\nL = -(q * torch.log(p)).sum() / z.shape[0]\nL.backward()\n"),
+    right("smoothed", START + Q + "p = torch.softmax(z, dim=1)\n"
+          "L = -(q * torch.log(p)).sum() / z.shape[0]\nL.backward()\n"),
     wrong("smoothed", START + Q + "L = -(q * torch.log_softmax(z, dim=1)).sum(dim=1).sum()\nL.backward()\n",
           at=".sum(dim=1).sum()", kind="wrong_local_derivative", edge=["sum", "mean"],
           mistake="the batch summed instead of averaged: the mean's 1/B forgotten",

@@ -36,7 +36,8 @@ cases = [
           at="x.detach()", kind="missing_path",
           mistake="x detached in the numerator: only the road through the rms is left",
           expect=lambda P: by_hand(P, through_x=0.0)),
-    wrong("rmsnorm", "x = torch.tensor(xs, requires_grad=True)\ng = torch.tensor(gs)\nc = torch.tensor(cs)\n" + RMS + Y + END,
+    wrong("rmsnorm", "x = torch.tensor(xs, requires_grad=True)\ng = torch.tensor(gs)\nc = torch.tensor(cs)\n"
+          + RMS + Y + END,
           at="g = torch.tensor(gs)", kind="untracked_leaf",
           mistake="the gain made without requires_grad: g.grad stays None",
           expect=lambda P: by_hand(P, g_tracked=False)),
