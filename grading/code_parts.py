@@ -54,7 +54,7 @@ def _graded(*, part: Part, source: str, output: Any, points: list[dict[str, Any]
         harness_output=output, analyses=analyses, points=points, parts=config.keys_read(part.key),
         returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.reference_error,
         source=source, function=config.function or None, signature=config.signature or None,
-        requirements=config.requirements,
+        requirements=config.requirements, reference_source=part.assignment.reference_program,
     )
     return combined_diagnosis(key=part.key, diagnoses=diagnoses)
 

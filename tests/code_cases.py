@@ -122,6 +122,7 @@ def graded(case: CodeCase) -> Diagnosis:
                                                 "reads": list(config.reads), "points": points})))
     diagnoses = grade_code(harness_output=report, analyses=list(analyses), points=points, parts=list(config.reads),
                            returns=None, rel_tol=1e-4, abs_tol=1e-6, reference_error=config.reference_error,
-                           source=case.source, requirements=config.requirements)
+                           source=case.source, requirements=config.requirements,
+                           reference_source=assignment.reference)
     wrong = [diagnosis for diagnosis in diagnoses.values() if not diagnosis.correct]
     return wrong[0] if wrong else next(iter(diagnoses.values()))

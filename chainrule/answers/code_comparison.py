@@ -18,6 +18,7 @@ Who establishes what:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -159,7 +160,17 @@ def _tracking(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> 
     return "untracked_leaf", message, {"finding": "requires_grad", "line": line, "tracked": leaf.requires_grad}
 
 
-CONSTANT_MAKERS = (".item()", "float(", "math.", "numpy", "np.", ".tolist()", "torch.tensor(")
+CONSTANT_MAKERS = (".item()", "float(", "math.", "numpy", "np.", ".tolist()")
+
+
+def _makes_constant(text: str, tensor: str) -> bool:
+    """A line that turns a value into a Python number, or a new torch.tensor(...) made from the tensor's
+    value (not one that creates the program's data: `x = torch.tensor(xs)` stops no graph)."""
+    code = text.split("#", 1)[0]
+    if any(maker in code for maker in CONSTANT_MAKERS):
+        return True
+    made = code.split("torch.tensor(", 1)
+    return len(made) == 2 and re.search(rf"(?<![\w.]){re.escape(tensor)}(?!\w)", made[1]) is not None
 
 
 def _not_reached(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
@@ -173,9 +184,14 @@ def _not_reached(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) 
             or any(evidence.tensor in site.filled for site in trace.backward):
         return None
     facts, tensor = evidence.facts, evidence.tensor
+    cuts = [op for op in trace.cuts() if op.line is not None]
+    if cuts:  # a detach(), .data or no_grad stops it, not a Python number: told as that cut, at its line
+        cut = next((op for op in cuts if op.tensor == tensor), cuts[0])
+        return "untracked_leaf", words.extra_cut(cut, tensor, [], facts), {"finding": "not_reached_cut",
+                                                                          "line": cut.line, "op": cut.op}
     start = leaf.line or 0
     line = next((number for number, text in enumerate(facts.lines, 1) if number > start
-                 and any(maker in text for maker in CONSTANT_MAKERS)), None)
+                 and _makes_constant(text, tensor)), None)
     site = trace.backward[0]
     message = words.not_reached(tensor, site.output or evidence.output, site.line, line, facts)
     return "untracked_leaf", message, {"finding": "not_reached", "line": line}
@@ -223,7 +239,8 @@ def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis)
         return "accumulation", message, {**detail, "finding": "reset_between", "line": resets[0].line}
     if expected_resets and not resets and calls > 1:
         message = words.never_reset(tensor, made_sites, made, expected_counted)
-        return "accumulation", message, {**detail, "finding": "never_reset"}
+        return "accumulation", message, {**detail, "finding": "never_reset",  # the calls that add up unreset
+                                         "cause_lines": [site.line for site in made_sites if site.line]}
     if resets and expected_resets and counted != expected_counted:
         misplaced = _misplaced(resets, expected_resets)
         message = words.reset_elsewhere(tensor, misplaced, counted, expected_counted, facts)

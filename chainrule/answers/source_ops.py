@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from chainrule.answers.source_facts import SourceFacts
 from chainrule.diagnosis.numeric import Diagnosis
-from chainrule.model import Analysis, Hypothesis
+from chainrule.model import Analysis, Graph, Hypothesis
 from chainrule.values import Value, values_match
 
 # An op of a reference graph and what in a program's source makes one. Ops made without being written
@@ -54,7 +54,7 @@ def told_of_the_program(found: Diagnosis, facts: SourceFacts, analyses: Sequence
         return found  # a finding of the program's own (a cut, a reset) is told at its line already
     left_out = _left_out(found.part, facts, analyses, answers, tolerances)
     if left_out is not None:
-        return _op_left_out(found, left_out, facts)
+        return _op_left_out(found, left_out, facts, analyses[0].graph)
     message = _PATH.sub(lambda path: _path_told(path, facts), found.message)
     return found if message == found.message else replace(found, message=message)
 
@@ -91,11 +91,17 @@ def _path_told(path: re.Match[str], facts: SourceFacts) -> str:
     return f"{path.group('lead') or 'the path '}from {names[0]} to {names[-1]}"
 
 
-def _op_left_out(found: Diagnosis, left_out: Hypothesis, facts: SourceFacts) -> Diagnosis:
+def _op_left_out(found: Diagnosis, left_out: Hypothesis, facts: SourceFacts, graph: Graph) -> Diagnosis:
+    """Told at the student's line of the op the left-out one feeds (`loss = out + gp` for a forgotten
+    `lam *` before the addition), else of the op before it (`.sum()` for a forgotten `/ N` at the end)."""
     before, op = (str(name) for name in left_out.detail["edge"])
-    lines = [number for number, code in enumerate(_code_lines(facts), 1)
-             if any(_spelled(code, spelling) for spelling in SPELLINGS.get(before, ()))]
-    where = f" after the {before} on {facts.quoted(lines[-1])}" if len(lines) == 1 else ""
+    after = _consumer(left_out, graph)
+    lines, where = _lines_of(facts, after), ""
+    if len(lines) == 1 and after is not None:
+        where = f" before the {after} on {facts.quoted(lines[0])}"
+    else:
+        lines = _lines_of(facts, before)
+        where = f" after the {before} on {facts.quoted(lines[0])}" if len(lines) == 1 else ""
     words = OP_WORDS.get(op, op)
     message = (f"Your program has no {words} ({op}) where this exercise has one{where}: your {found.part} is the "
                f"exercise's gradient without it. Every op the exercise applies multiplies the gradient by its "
@@ -106,6 +112,24 @@ def _op_left_out(found: Diagnosis, left_out: Hypothesis, facts: SourceFacts) -> 
         detail["cause_lines"] = lines
     return replace(found, kind=left_out.kind, paths=left_out.paths, highlight=left_out.highlight, message=message,
                    detail=detail)
+
+
+def _consumer(left_out: Hypothesis, graph: Graph) -> str | None:
+    """The op the left-out op's output flows into, when it is one op."""
+    wrong = left_out.highlight.wrong_edges
+    if len(wrong) != 1:
+        return None
+    targets = {edge.target for edge in graph.edges if edge.source == wrong[0][1]}
+    nodes = [graph.node(target) for target in targets]
+    ops = [node.name for node in nodes if node is not None and node.kind == "op"]
+    return ops[0] if len(ops) == 1 and len(targets) == 1 else None
+
+
+def _lines_of(facts: SourceFacts, op: str | None) -> list[int]:
+    if op is None or op not in SPELLINGS:
+        return []
+    return [number for number, code in enumerate(_code_lines(facts), 1)
+            if any(_spelled(code, spelling) for spelling in SPELLINGS[op])]
 
 
 def _is_one(value: object) -> bool:

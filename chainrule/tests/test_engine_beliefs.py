@@ -82,7 +82,7 @@ def test_both_tanh_derivatives_taken_as_one_is_one_belief_about_tanh() -> None:
         "wrong_local_derivative", "generic_one", 2)
     document = diagnosis_document(diagnosis)
     assert document["edge"] == ["add", "tanh"]
-    assert document["message"].startswith("Your u.grad uses 1 for the local derivative of tanh(u), at both of the "
+    assert document["message"].startswith("Your u.grad uses 1 as the local derivative of tanh, at both of the "
                                           "tanh nodes of the program")
     assert "two together" not in document["message"]
 

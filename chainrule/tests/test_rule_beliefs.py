@@ -57,24 +57,24 @@ def _diagnosed(program: str, params: dict[str, float], part: str, answer_at: Cal
 
 
 @pytest.mark.parametrize(("belief", "used"), [
-    (lambda t: 1 + t**2, "1 + tanh²(u)"),
-    (lambda t: t, "tanh(u)"),
+    (lambda t: 1 + t**2, "1 + tanh²"),
+    (lambda t: t, "tanh"),
 ])
 def test_one_wrong_tanh_rule_at_both_steps_of_an_rnn_is_one_mistake(belief: Callable[[torch.Tensor], torch.Tensor],
                                                                       used: str) -> None:
     kind, message, detail = _diagnosed(RNN, RNN_PARAMS, "w.grad", lambda p: _rnn_w_grad(p, belief), ["w0", "u0"])
     assert (kind, detail["everywhere"], detail["op"]) == ("wrong_local_derivative", 2, "tanh")
-    assert message.startswith(f"Your w.grad uses {used} for the local derivative of tanh(u), at both of the tanh "
-                              "nodes of the program")
-    assert "where the right one is 1 - tanh²(u)" in message and "two together" not in message
+    assert message.startswith(f"Your w.grad uses {used} as the local derivative of tanh, at both of the tanh "
+                              "nodes of the program (the edges add → tanh and mul → tanh)")
+    assert "where the right one is 1 - tanh²." in message and "two together" not in message
 
 
 def test_sigma_prime_taken_as_sigma_in_every_layer_is_one_belief() -> None:
     kind, message, detail = _diagnosed(MLP, MLP_PARAMS, "w1.grad", lambda p: _mlp_a_grad(p, lambda s: s),
                                        ["a0", "b0", "c0"])
     assert (kind, detail["everywhere"]) == ("wrong_local_derivative", 3)
-    assert message.startswith("Your w1.grad uses σ(u) for the local derivative of sigmoid(u), at all three of the "
-                              "sigmoid nodes of the program")
+    assert message.startswith("Your w1.grad uses σ as the local derivative of sigmoid, at all three of the "
+                              "sigmoid nodes of the program (the edge mul → sigmoid at each)")
 
 
 def test_one_slip_at_one_step_is_still_told_at_its_edge() -> None:

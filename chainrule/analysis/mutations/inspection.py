@@ -85,7 +85,7 @@ def _rules(root: Any, seed: torch.Tensor, record: Flood, catalog: NodeCatalog, l
            everywhere: list[tuple[Any, Mutation]]) -> list[MeasuredMutation]:
     """One wrong rule held at every node of its op (chainrule.analysis.mutations.rules): one re-run each."""
     found = []
-    for members in rule_groups(everywhere):
+    for members in rule_groups(everywhere, lambda node: input_labels(node, catalog)):
         deltas = rule_deltas(root=root, seed=seed, record=record, leaf_name=leaf_name, leaves=leaves,
                              members=members, context_of=_context_of(catalog))
         if deltas is None:
@@ -94,7 +94,7 @@ def _rules(root: Any, seed: torch.Tensor, record: Flood, catalog: NodeCatalog, l
         child = node.next_functions[mutation.slots[0]][0]
         labels = input_labels(node, catalog)
         detail = {**rule_detail(members, labels), "edge": [catalog.node_name(child), op_name(type(node).__name__)],
-                  "used": mutation.used, "right": mutation.right, "label": labels[mutation.slots[0]],
+                  "label": labels[mutation.slots[0]],
                   "rule_edges": [[catalog.node_name(other.next_functions[m.slots[0]][0]), op_name(type(other).__name__)]
                                  for other, m in members],
                   "rule_edge_ids": [[catalog.node_id(other.next_functions[m.slots[0]][0]), catalog.node_id(other)]

@@ -10,6 +10,7 @@ tried, each where it applies at two or more nodes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,17 +29,30 @@ Site = tuple[Any, Mutation]  # (node, the rule's mutation there)
 ContextOf = Callable[[Any, list[torch.Tensor], InputGrads], NodeContext]
 
 
-def rule_groups(sites: list[Site]) -> list[list[Site]]:
-    """Every rule that applies at two or more nodes of one op, with its sites in backward order."""
+def rule_groups(sites: list[Site], labels_of: Callable[[Any], list[str]]) -> list[list[Site]]:
+    """Every rule that applies at two or more nodes of one single-input op and reads the same at each
+    (tanh′ taken as 1 + tanh² wherever tanh is; not a product's factor, which differs from node to node),
+    with its sites in backward order."""
     groups: dict[tuple[str, str, tuple[int, ...]], list[Site]] = {}
     for node, mutation in sites:
-        if mutation.generic and mutation.rule not in BELIEVED_GENERIC:
+        if (mutation.generic and mutation.rule not in BELIEVED_GENERIC) or len(node.next_functions) != 1:
             continue
         key = (type(node).__name__, mutation.rule, mutation.slots)
         members = groups.setdefault(key, [])
         if all(other is not node for other, _ in members):
             members.append((node, mutation))
-    return [members for members in groups.values() if len(members) >= 2][:MAX_RULES]
+    found = []
+    for members in groups.values():
+        words = {_words(node, mutation, labels_of) for node, mutation in members}
+        if len(members) >= 2 and len(words) == 1 and None not in words:
+            found.append(members)
+    return found[:MAX_RULES]
+
+
+def _words(node: Any, mutation: Mutation, labels_of: Callable[[Any], list[str]]) -> tuple[str, str] | None:
+    label = labels_of(node)[mutation.slots[0]]
+    used, right = neutral(mutation.used, label), neutral(mutation.right, label)
+    return (used, right) if used is not None and right is not None and used != right else None
 
 
 def rule_deltas(*, root: Any, seed: torch.Tensor, record: Flood, leaf_name: Any, leaves: set[str],
@@ -64,16 +78,16 @@ def rule_deltas(*, root: Any, seed: torch.Tensor, record: Flood, leaf_name: Any,
 
 
 def rule_detail(members: list[Site], labels: list[str]) -> dict[str, Any]:
-    """The words of a rule held everywhere: its formulas in a neutral `u` (each site has its own input),
-    the op, how many nodes it was applied at."""
+    """The words of a rule held everywhere: its formulas without any one node's input (tanh′ taken as
+    `1 + tanh²`), the op, how many nodes it was applied at."""
     node, mutation = members[0]
     label = labels[mutation.slots[0]]
     return {
         "rule": mutation.rule,
         "op": op_name(type(node).__name__),
         "everywhere": len(members),
-        "used_rule": _neutral(mutation.used, label),
-        "right_rule": _neutral(mutation.right, label),
+        "used": neutral(mutation.used, label),
+        "right": neutral(mutation.right, label),
         "lesson": mutation.lesson,
         "generic": mutation.generic,
         "family": "generic" if mutation.generic else "structural" if mutation.structural else "elementwise",
@@ -81,6 +95,9 @@ def rule_detail(members: list[Site], labels: list[str]) -> dict[str, Any]:
     }
 
 
-def _neutral(formula: str, label: str) -> str:
-    """`1 + tanh²(w·x1)` → `1 + tanh²(u)`: the rule, not its use at one node."""
-    return formula.replace(f"({label})", "(u)") if label and f"({label})" in formula else formula
+def neutral(formula: str, label: str) -> str | None:
+    """`1 + tanh²(w·x1)` → `1 + tanh²`: the rule, not its use at one node; None when the node's input
+    cannot be taken out (`1/(1 + w·x1)`)."""
+    stripped = formula.replace(f"({label})", "") if label else formula
+    left = label and re.search(rf"(?<![\w]){re.escape(label)}(?![\w])", stripped)
+    return None if left else stripped
