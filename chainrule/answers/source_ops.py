@@ -61,22 +61,22 @@ def told_of_the_program(found: Diagnosis, facts: SourceFacts, analyses: Sequence
 
 def _left_out(part: str, facts: SourceFacts, analyses: Sequence[Analysis], answers: Sequence[Value],
               tolerances: tuple[float, float]) -> Hypothesis | None:
-    """The reference's hypothesis "local derivative 1 on the edge into op X" for an op X the student's source
-    cannot make, when it gives the student's values at every point: the op left out (a forgotten /N was told as
-    "uses 1 as the local derivative of div", or as a path counted N times)."""
+    """The reference's hypothesis of a wrong local derivative on the edge into an op X the student's source
+    cannot make, when it gives the student's values at every point: X left out (a local derivative of 1: a
+    forgotten /N was told as "uses 1 as the local derivative of div", or as a path counted N times) or
+    replaced by something else (a mean where the exercise sums), the left-out reading first."""
     if not analyses or len(analyses) != len(answers):
         return None
     rel_tol, abs_tol = tolerances
     absent = {node.name for node in analyses[0].graph.nodes if node.kind == "op" and not has_op(facts, node.name)}
     if not absent:
         return None
-    for candidate in analyses[0].hypotheses.get(part, []):
-        edge = candidate.detail.get("edge")
-        if candidate.kind != "wrong_local_derivative" or not isinstance(edge, list) or len(edge) != 2 \
-                or edge[1] not in absent or not _is_one(candidate.detail.get("used")):
-            continue
-        if all(any(other.kind == candidate.kind and other.detail.get("edge") == edge
-                   and _is_one(other.detail.get("used"))
+    candidates = [h for h in analyses[0].hypotheses.get(part, []) if h.kind == "wrong_local_derivative"
+                  and isinstance(h.detail.get("edge"), list) and len(h.detail["edge"]) == 2
+                  and h.detail["edge"][1] in absent and not h.detail.get("everywhere")]
+    for candidate in sorted(candidates, key=lambda h: not _is_one(h.detail.get("used"))):
+        same = (candidate.detail["edge"], candidate.detail.get("rule"))
+        if all(any(other.kind == candidate.kind and (other.detail.get("edge"), other.detail.get("rule")) == same
                    and values_match(answer, other.value, rel_tol=rel_tol, abs_tol=abs_tol)
                    for other in analysis.hypotheses.get(part, []))
                for analysis, answer in zip(analyses, answers, strict=True)):
@@ -103,10 +103,17 @@ def _op_left_out(found: Diagnosis, left_out: Hypothesis, facts: SourceFacts, gra
         lines = _lines_of(facts, before)
         where = f" after the {before} on {facts.quoted(lines[0])}" if len(lines) == 1 else ""
     words = OP_WORDS.get(op, op)
-    message = (f"Your program has no {words} ({op}) where this exercise has one{where}: your {found.part} is the "
-               f"exercise's gradient without it. Every op the exercise applies multiplies the gradient by its "
-               f"local derivative, so leaving one out changes the gradient of everything before it. Put the {words} "
-               "back where the exercise has it.")
+    if _is_one(left_out.detail.get("used")):
+        message = (f"Your program has no {words} ({op}) where this exercise has one{where}: your {found.part} is the "
+                   f"exercise's gradient without it. Every op the exercise applies multiplies the gradient by its "
+                   f"local derivative, so leaving one out changes the gradient of everything before it. Put the "
+                   f"{words} back where the exercise has it.")
+    else:
+        lesson = f" The rule: {left_out.detail['lesson']}." if left_out.detail.get("lesson") else ""
+        message = (f"Your program has no {words} ({op}) where this exercise has one{where}: what it computes there "
+                   f"instead passes the gradient on with {left_out.detail.get('used')} as that step's local "
+                   f"derivative, where the {words}'s is {left_out.detail.get('right')}.{lesson} Compute that step as "
+                   "the exercise does.")
     detail = {**found.detail, **left_out.detail, "code": {"finding": "op_left_out", "op": op}}
     if len(lines) == 1:
         detail["cause_lines"] = lines

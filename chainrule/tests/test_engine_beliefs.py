@@ -69,6 +69,14 @@ def test_a_seed_applied_twice() -> None:
     assert (diagnosis.kind, diagnosis.detail["seed"]) == ("seed_vector", "squared")
 
 
+def test_a_seed_written_in_the_other_order() -> None:
+    """[b, a] for the seed [a, b] was unknown: every output entry weighted by the other's seed entry."""
+    program = "x = torch.tensor(xs, requires_grad=True)\ny = x ** 2\ny.backward(torch.tensor(v))\n"
+    diagnosis = diagnose(program, {"xs": [1.0, 2.0], "v": [0.5, -1.5]}, "x.grad", [2 * 1.0 * -1.5, 2 * 2.0 * 0.5])
+    assert (diagnosis.kind, diagnosis.detail["seed"]) == ("seed_vector", "reversed")
+    assert "the seed's entries in the reverse order" in diagnosis.message
+
+
 RNN = ("w = torch.tensor(w0, requires_grad=True)\nu = torch.tensor(u0, requires_grad=True)\n"
        "h1 = torch.tanh(w * h0 + u * x1)\nL = torch.tanh(w * h1 + u * x2)\nL.backward()\n")
 RNN_PARAMS = {"w0": 0.5, "u0": -1.0, "h0": 0.5, "x1": 0.5, "x2": 1.0}
