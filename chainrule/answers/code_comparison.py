@@ -26,6 +26,7 @@ from typing import Any
 from chainrule.answers import code_messages as words
 from chainrule.answers.code_report import PointOutput
 from chainrule.answers.source_facts import SourceFacts
+from chainrule.answers.source_ops import has_op
 from chainrule.answers.trace_report import GradReset, ProgramTrace
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Analysis, Highlight
@@ -288,7 +289,7 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
     cuts = trace.cuts()
     # "Nothing cuts the gradient" only where the values carry the path the exercise cuts: a program whose
     # mistake is elsewhere (rounding without the straight-through term) was told it too.
-    if reference_cuts and not cuts and found.kind == "extra_path":
+    if reference_cuts and not cuts and (found.kind == "extra_path" or _all_but_the_cut(evidence)):
         paths = found.paths if found.kind == "extra_path" else []
         clones = [op for op in trace.ops if op.op == "clone"]
         if clones:
@@ -313,6 +314,14 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
         message = words.extra_cut(extra[0], evidence.tensor, paths, facts)
         return "missing_path", message, {"finding": "extra_cut", "line": extra[0].line, "op": extra[0].op}
     return None
+
+
+def _all_but_the_cut(evidence: CodeEvidence) -> bool:
+    """The program has every op of the exercise but its cut (`x + (round(x) - x)` without the detach()): the
+    values may read as a path left out (the -x path cancels the kept one), but what is missing is the cut."""
+    graph = evidence.analysis.graph if evidence.analysis is not None else None
+    ops = {node.name for node in graph.nodes if node.kind == "op"} - {"detach"} if graph is not None else set()
+    return bool(ops) and all(has_op(evidence.facts, op) for op in ops)
 
 
 def _seeded(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:

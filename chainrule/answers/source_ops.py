@@ -32,6 +32,7 @@ SPELLINGS: dict[str, tuple[str, ...]] = {
 _PATTERNS = {"sum(": re.compile(r"(?<![.\w])sum\("), "*": re.compile(r"(?<!\*)\*(?!\*)")}
 OP_WORDS = {"div": "division", "mul": "multiplication", "add": "addition", "sub": "subtraction",
             "pow": "power", "mean": "mean", "sum": "sum", "neg": "negation"}
+_TWICE = re.compile(r"(the path from [\w.\[\]]+ to [\w.\[\]]+)(?: and \1)+")
 _PATH = re.compile(r"(?P<lead>\b(?:the |a )?paths? )?(?P<first>[\w.\[\]]+)(?P<rest>(?: → [\w.\[\]]+)+)")
 
 
@@ -55,8 +56,19 @@ def told_of_the_program(found: Diagnosis, facts: SourceFacts, analyses: Sequence
     left_out = _left_out(found.part, facts, analyses, answers, tolerances)
     if left_out is not None:
         return _op_left_out(found, left_out, facts, analyses[0].graph)
+    if found.kind == "missing_path" and found.detail.get("beside_cut") and not has_op(facts, "detach"):
+        return replace(found, message=_nothing_reaches(found))  # "as if detach() stopped …" to a program with none
     message = _PATH.sub(lambda path: _path_told(path, facts), found.message)
+    message = _TWICE.sub(r"\1", message)  # two paths told by the same ends are one
     return found if message == found.message else replace(found, message=message)
+
+
+def _nothing_reaches(found: Diagnosis) -> str:
+    tensor = found.part.removesuffix(".grad")
+    return (f"In your program no gradient reaches {tensor}: your {found.part} holds none of the gradient that this "
+            f"exercise's paths from {tensor} carry. An op whose local derivative is 0 wherever it is defined (round, "
+            "floor, sign, a comparison) passes no gradient back; this exercise keeps a path around it that does. "
+            "Multiply the local derivatives along each path, edge by edge, and keep a path that carries gradient.")
 
 
 def _left_out(part: str, facts: SourceFacts, analyses: Sequence[Analysis], answers: Sequence[Value],

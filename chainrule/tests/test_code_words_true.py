@@ -42,3 +42,25 @@ def test_a_call_that_does_not_reach_the_tensor_is_counted_and_the_cut_is_named()
     assert "calls backward() once" not in diagnosis.message
     assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("missing_path", [6])
     assert diagnosis.message.startswith("Line 6 (`L2 = (b * h.detach() ** 2).sum()`) cuts the gradient")
+
+
+STE = "x = torch.tensor(xs, requires_grad=True)\nq = x + (torch.round(x * 4) / 4 - x).detach()\nL = (q ** 2).sum()\n" \
+    "L.backward()\n"
+
+
+def test_rounding_without_the_straight_through_term_is_not_told_about_a_detach_it_does_not_have() -> None:
+    """It was 'as if detach() stopped all of x's gradient. detach() cuts only the path …' to a program with no
+    detach(), and before that 'Nothing in your program cuts the gradient' (true, and not its mistake)."""
+    student = "x = torch.tensor(xs, requires_grad=True)\nq = torch.round(x * 4) / 4\nL = (q ** 2).sum()\nL.backward()\n"
+    diagnosis = program_part(STE, student, {"xs": [0.3, -1.1, 0.6]}, ["x.grad"])["x.grad"]
+    assert diagnosis.kind == "missing_path"
+    assert "detach" not in diagnosis.message and "Nothing in your program cuts" not in diagnosis.message
+    assert diagnosis.message.startswith("In your program no gradient reaches x")
+
+
+def test_the_straight_through_term_without_its_detach_is_told_as_nothing_cut() -> None:
+    student = "x = torch.tensor(xs, requires_grad=True)\nq = x + torch.round(x * 4) / 4 - x\nL = (q ** 2).sum()\n" \
+        "L.backward()\n"
+    diagnosis = program_part(STE, student, {"xs": [0.3, -1.1, 0.6]}, ["x.grad"])["x.grad"]
+    assert (diagnosis.kind, diagnosis.detail["code"]["finding"]) == ("extra_path", "no_cut")
+    assert diagnosis.message.startswith("Nothing in your program cuts the gradient")
