@@ -156,7 +156,7 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
                 if (problem := _point_problem(point, key, part)) is not None]
     if failures:
         failed = _failed_at_points(part, grading.analyses, grading.points, failures)
-        lines = failure_lines(output.points[failures[0][0]])
+        lines = failure_lines(output.points[failures[0][0]], grading.facts)
         return replace(failed, detail={**failed.detail, "cause_lines": lines}) if lines else failed
     answers: list[Value] = [point.values[key] for point in output.points]
     if returns is not None and all(answer is None for answer in answers) and _expected(grading.analyses, part) \

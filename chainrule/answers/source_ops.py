@@ -54,6 +54,9 @@ def told_of_the_program(found: Diagnosis, facts: SourceFacts, analyses: Sequence
     if found.correct or not facts.parsed or found.kind == "code_error" or "code" in found.detail:
         return found  # a finding of the program's own (a cut, a reset) is told at its line already
     left_out = _left_out(found.part, facts, analyses, answers, tolerances)
+    if left_out is not None and not _is_one(left_out.detail.get("used")) \
+            and found.kind not in ("wrong_local_derivative", "unknown"):
+        left_out = None  # `-` for `+` is told as the sign it flips, not as an addition missing
     if left_out is not None:
         return _op_left_out(found, left_out, facts, analyses[0].graph)
     if found.kind == "missing_path" and found.detail.get("beside_cut") and not has_op(facts, "detach"):

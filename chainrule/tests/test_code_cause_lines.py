@@ -40,7 +40,7 @@ def test_a_second_backward_that_fails_is_caused_by_the_first_that_freed_the_grap
 def test_a_leaf_rebound_under_no_grad_in_a_loop_is_the_cause_not_the_next_backward() -> None:
     source = SGD.replace("        w -= 0.1 * w.grad\n", "        w = w - 0.1 * w.grad\n")
     diagnosis = graded(SGD, source, SGD_PARAMS, "w.grad")
-    assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("code_error", [10])
+    assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("code_error", [9, 10])  # the block and the rebinding
 
 
 def test_calls_that_add_up_unreset_are_the_lines_of_a_loop_that_never_zeroes() -> None:
@@ -67,3 +67,18 @@ def test_a_mistake_the_numbers_find_is_at_the_line_where_the_program_departs_fro
     source = reference.replace("L = a + (w ** 2).sum()", "L = a - (w ** 2).sum()")
     diagnosis = graded(reference, source, {"xs": [1.0, 2.0], "ws": [0.3, -0.2]}, "w.grad")
     assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("sign_error", [4])
+
+
+def test_a_graph_lost_under_no_grad_names_the_block_and_the_op() -> None:
+    reference = "x = torch.tensor(xs, requires_grad=True)\ny = (x * 2).sum()\ny.backward()\n"
+    source = "x = torch.tensor(xs, requires_grad=True)\nwith torch.no_grad():\n    y = (x * 2).sum()\ny.backward()\n"
+    diagnosis = graded(reference, source, {"xs": [1.0, 2.0]}, "x.grad")
+    assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("code_error", [2, 3])
+
+
+def test_autograd_grad_by_an_untracked_tensor_is_caused_where_that_tensor_is_made() -> None:
+    reference = "x = torch.tensor(xs, requires_grad=True)\nw = torch.tensor(ws, requires_grad=True)\n" \
+        "out = (w * x).sum()\n(g,) = torch.autograd.grad(out, x, create_graph=True)\nL = (g ** 2).sum()\nL.backward()\n"
+    source = reference.replace("x = torch.tensor(xs, requires_grad=True)", "x = torch.tensor(xs)")
+    diagnosis = graded(reference, source, {"xs": [1.0, 2.0], "ws": [0.5, -1.0]}, "w.grad")
+    assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("code_error", [1])
