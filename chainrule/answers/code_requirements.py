@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from chainrule.answers.code_messages import capitalised, times
-from chainrule.answers.source_facts import SourceFacts
+from chainrule.answers.source_facts import SourceFacts, source_facts
 from chainrule.answers.trace_report import ProgramTrace
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Highlight
@@ -66,6 +66,19 @@ def requirements_checked(found: Diagnosis, requirements: Requirements | None, fa
 
 
 Unmet = tuple[str, list[int], dict[str, object]]
+
+
+def reference_breaks(requirements: Requirements, source: str) -> str | None:
+    """What an exercise's own program breaks of its part's requirements (then no right program could meet
+    them), from its source alone; a backward() call repeated by a loop is not counted here."""
+    facts = source_facts(source)
+    if not requirements or not facts.parsed:
+        return None
+    if requirements.backward_calls is not None and any(site.repeated for site in _backward_sites(
+            ast.parse(source))):
+        requirements = Requirements(None, requirements.forbid)
+    unmet = _unmet(requirements, facts, [])
+    return unmet[0] if unmet is not None else None
 
 
 def _unmet(requirements: Requirements, facts: SourceFacts, traces: Sequence[ProgramTrace | None]) -> Unmet | None:

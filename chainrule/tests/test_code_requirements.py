@@ -98,3 +98,14 @@ def test_a_wrong_answer_that_breaks_a_requirement_keeps_its_diagnosis_and_is_tol
                                       "backward() once (line 3). Make one backward() call per step, as it asks: "
                                       ".grad accumulates, and the exercise is about each call adding its gradient "
                                       "to what is already there.")
+
+
+def test_a_reference_that_breaks_its_own_requirement_is_caught_for_vetting() -> None:
+    from chainrule.answers.code_requirements import reference_breaks
+
+    assert reference_breaks(Requirements(backward_calls=2), TWO_CALLS) is None
+    assert reference_breaks(Requirements(backward_calls=1), TWO_CALLS) == (
+        "it asks you to call backward() exactly once, and your program calls backward() twice (lines 3 and 4). "
+        "Compute the gradients with one backward() call.")
+    assert "line 3 (`y.backward(retain_graph=True)`) uses it" in str(
+        reference_breaks(Requirements(forbid=("retain_graph",)), TWO_CALLS))
