@@ -9,6 +9,9 @@ code:     mode = "function" | "program" | "fix", starter = "…" (optional)
                     forbid_autograd = true (optional)
           program/fix: reads = ["x.grad"], reference_error = "RuntimeError" (optional),
                        vary = ["x0"] (optional; default: the parameters the starter code uses)
+          program/fix requirements (optional; only these may refuse right values, and the feedback
+                    quotes them): backward_calls = 2 (exactly that many backward() calls),
+                    forbid = ["torch.autograd.grad", "torch.func", ".data", "detach", "no_grad", "retain_graph"]
           partial = true (optional): a part reading several gradients earns a share per right one
                     (default: all or nothing; every gradient read counts, a None expected too)
 choice:   options = ["rising", "falling"], answer = ["rising"], multiple = false,
@@ -24,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Self
 
+from chainrule.answers.code_requirements import FORBIDDABLE, MAX_BACKWARD_CALLS, Requirements
 from chainrule.part_keys import is_tensor_path
 
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -93,6 +97,8 @@ class CodeConfig(_Config):
     reference_error: str | None = None
     vary: tuple[str, ...] | None = None  # None: the parameters the starter code uses
     partial: bool = False  # a share per right gradient read (else all or nothing)
+    backward_calls: int | None = None  # program/fix: a requirement, exactly this many backward() calls
+    forbid: tuple[str, ...] = ()  # program/fix: requirements, constructs the program may not use
 
     def keys_read(self, part_key: str) -> list[str]:
         return list(self.returns if self.mode == "function" else self.reads)
@@ -102,6 +108,11 @@ class CodeConfig(_Config):
         """A function part on plain floats that forbids autograd runs where torch does not exist:
         no `.backward()`, `torch.autograd` or torch internals to reach for, whatever the code tries."""
         return self.mode == "function" and self.forbid_autograd and self.arg_type == "float"
+
+    @property
+    def requirements(self) -> Requirements:
+        """What the program must do beyond leaving the right gradients (checked in its source)."""
+        return Requirements(self.backward_calls, tuple(self.forbid))
 
     @property
     def shown_signature(self) -> str:
@@ -195,7 +206,26 @@ def _code(data: Mapping[str, Any], *, params: Mapping[str, Any], fail: Fail) -> 
         if not isinstance(vary, list) or any(not isinstance(n, str) or n not in params for n in vary):
             raise fail("config.vary", f"must list parameters that change between points, from {sorted(params)}")
         _keys(data.get("reads"), "config.reads", 'must list what to compare, e.g. ["x.grad"]', fail)
+    _requirements(data, mode=mode, fail=fail)
     return CodeConfig.from_json(data)
+
+
+def _requirements(data: Mapping[str, Any], *, mode: str, fail: Fail) -> None:
+    for name in ("backward_calls", "forbid"):
+        if name in data and mode == "function":
+            raise fail(f"config.{name}", "is a requirement of a program or fix part; a function part by hand "
+                                         "uses forbid_autograd")
+    calls = data.get("backward_calls")
+    if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int)
+                              or not 1 <= calls <= MAX_BACKWARD_CALLS):
+        raise fail("config.backward_calls", f"must be a whole number of backward() calls from 1 to "
+                                            f"{MAX_BACKWARD_CALLS}, got {calls!r}")
+    forbid = data.get("forbid", [])
+    if not isinstance(forbid, list) or any(item not in FORBIDDABLE for item in forbid):
+        bad = next((item for item in forbid if item not in FORBIDDABLE), forbid) if isinstance(forbid, list) else forbid
+        raise fail("config.forbid", f"must list constructs from {', '.join(FORBIDDABLE)}; got {bad!r}")
+    if len(set(forbid)) != len(forbid):
+        raise fail("config.forbid", "lists the same construct twice")
 
 
 def _function(data: Mapping[str, Any], *, params: Mapping[str, Any], fail: Fail) -> None:

@@ -80,7 +80,11 @@ def formula_mistakes(*, part: Part, analysis: Analysis, seed: dict[str, Any]) ->
 
 def code_note(*, part: Part) -> str:
     keys = part.config.get("returns") or part.config.get("reads") or []
-    return CODE_NOTE.format(keys=", ".join(keys) or "what it must produce")
+    note = CODE_NOTE.format(keys=", ".join(keys) or "what it must produce")
+    stated = part.code.requirements.sentences()
+    if stated:  # the only grounds on which right values are refused, quoted to the student as written here
+        note += f" Requirements stated for this part (right values that break one earn nothing): {'; '.join(stated)}."
+    return note
 
 
 def _listed(analysis: Analysis, key: str) -> list[Hypothesis]:

@@ -17,6 +17,7 @@ from assignments.models import Assignment, Part
 from authoring.policy_vetting import policy_reasons
 from authoring.reasons import Reason
 from chainrule import Analysis, diagnose_numeric
+from chainrule.answers.code_requirements import reference_breaks
 from chainrule.answers.formula_grading import grade_symbolic, numbers_suffice
 from chainrule.diagnosis.numeric import DEFAULT_ABS_TOL, DEFAULT_REL_TOL, hypothesis_rank
 from chainrule.evaluation_points import KINK_OPS, kinks_clear
@@ -289,6 +290,12 @@ def _point_checks(assignment: Assignment, variant: Any) -> list[Reason]:
             reasons += _autograd_passes(assignment, part, points, analyses)
         elif part.code.mode == "program" and SEEDED_RE.search(assignment.reference_program):
             reasons += _default_seed_passes(assignment, part, points, analyses)
+        if part.kind == Part.Kind.CODE and part.code.mode != "function":
+            broken = reference_breaks(part.code.requirements, assignment.reference_program)
+            if broken:
+                reasons.append(_reason("reference-breaks-requirement", f"parts.{part.key}",
+                                       f"the reference program breaks this part's own requirement ({broken}): no "
+                                       "right program could meet it; change config.backward_calls or config.forbid"))
     return reasons
 
 

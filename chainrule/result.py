@@ -98,11 +98,11 @@ def cause_lines(detail: Mapping[str, Any]) -> list[int]:
     """The student's source lines where a code answer's mistake is (its cause, not where an error
     surfaced): `cause_lines` where the comparison names them, else the one `line` it quotes, else
     the line a raised error points at."""
-    lines = detail.get("cause_lines")
+    found = detail.get("code")
+    code: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    lines = detail.get("cause_lines", code.get("cause_lines"))  # a finding of the comparison carries its own
     if not isinstance(lines, list):
-        code = detail.get("code")
-        line = detail.get("line", code.get("line") if isinstance(code, Mapping) else None)
-        lines = [line]
+        lines = [detail.get("line", code.get("line"))]
     return sorted({n for n in lines if isinstance(n, int) and not isinstance(n, bool) and n > 0})
 
 

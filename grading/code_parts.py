@@ -17,6 +17,7 @@ from assignments.part_config import CodeConfig
 from chainrule import Diagnosis, Highlight
 from chainrule.answers.code_grading import grade_code
 from chainrule.code.harness import harness_source
+from chainrule.result import cause_lines
 from config.structured_logging import current_log_fields
 from grading.outside_runs import sandbox_call
 from grading.reference import ReferenceRunError, SandboxUnavailable, sandbox_limits
@@ -54,6 +55,7 @@ def _graded(*, part: Part, source: str, output: Any, points: list[dict[str, Any]
         harness_output=output, analyses=analyses, points=points, parts=config.keys_read(part.key),
         returns=returns, rel_tol=part.rel_tol, abs_tol=part.abs_tol, reference_error=config.reference_error,
         source=source, function=config.function or None, signature=config.signature or None,
+        requirements=config.requirements, reference_source=part.assignment.reference_program,
     )
     return combined_diagnosis(key=part.key, diagnoses=diagnoses)
 
@@ -109,8 +111,10 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     message = messages.pop() if len(messages) == 1 else " ".join(_prefixed(d) for d in wrong)
     if right:
         message += f" ({', '.join(right)} {'is' if len(right) == 1 else 'are'} right.)"
+    lines = sorted({line for d in wrong for line in cause_lines(d.detail)})  # where each wrong gradient's cause is
     return Diagnosis(key, False, wrong[0].kind, [p for d in wrong for p in d.paths], message,
-                     also=[d.kind for d in wrong[1:]], highlight=highlight, expected=expected, detail=detail)
+                     also=[d.kind for d in wrong[1:]], highlight=highlight, expected=expected,
+                     detail={**detail, "cause_lines": lines} if lines else detail)
 
 
 def _prefixed(diagnosis: Diagnosis) -> str:

@@ -285,3 +285,25 @@ def test_a_tolerance_warning_is_shown_with_the_published_version(instructor: Any
     assert "Published version 1." in published, published[:3000]
     assert "Vetting warns" in published and "rounded to 4 decimals (0.0005) wrong" in published
     assert AssignmentVersion.objects.get(assignment__slug=slug).overrides == []  # nothing was accepted
+
+
+def test_a_program_parts_requirements_are_shown_in_the_preview_and_refused_when_unknown(instructor: Any) -> None:
+    """A requirement is the only ground on which right values earn nothing: the instructor sees it stated, and
+    one the engine cannot check is refused with the list of those it can."""
+    import html as html_lib
+
+    client = logged_in(instructor)
+    slug = _slug("required")
+    program = {"key": "program", "kind": "code",
+               "config": 'mode = "program"\nreads = ["x.grad"]\nbackward_calls = 2\nforbid = ["no_grad"]'}
+    post = form_post(slug=slug, parts=[{"key": "x.grad", "kind": "numeric"}, program])
+    assert client.post("/staff/courses/autograd-101/assignments/new/", post).status_code == 302
+    page = html_lib.unescape(preview_page(client, slug, post))
+    shown = page[page.index('aria-label="Part program"'):]
+    assert ("Requirements stated for this part (right values that break one earn nothing): call backward() exactly "
+            "twice; do not use torch.no_grad().") in shown
+    unknown = {**program, "config": 'mode = "program"\nreads = ["x.grad"]\nforbid = ["autograd"]'}
+    refused = client.post(f"/staff/assignments/{slug}/edit/", form_post(slug=slug, parts=[unknown]))
+    assert refused.status_code == 400
+    assert ("must list constructs from torch.autograd.grad, torch.func, .data, detach, no_grad, retain_graph; got "
+            "'autograd'") in html_lib.unescape(refused.content.decode())

@@ -289,3 +289,15 @@ def test_two_wrong_return_values_are_each_named_once() -> None:
              for key, name in (("w.grad", "dL_dw"), ("b.grad", "dL_db"))}
     assert combined_diagnosis(key="backward", diagnoses=right).message == (
         "Correct: your dL_dw and your dL_db both match the gradients autograd computes.")
+
+
+def test_a_part_reading_several_gradients_keeps_the_lines_of_each_wrong_ones_cause() -> None:
+    """A fix read for W.grad, a.grad and b.grad lost its `lines`: the combined diagnosis kept only components."""
+    from chainrule import Diagnosis
+    from chainrule.result import cause_lines
+    from grading.code_parts import combined_diagnosis
+
+    diagnoses = {"W.grad": Diagnosis("W.grad", False, "missing_path", [], "cut", detail={"code": {"line": 5}}),
+                 "a.grad": Diagnosis("a.grad", False, "missing_path", [], "cut", detail={"cause_lines": [5, 7]}),
+                 "b.grad": Diagnosis("b.grad", True, "correct", [], "ok")}
+    assert cause_lines(combined_diagnosis(key="fix", diagnoses=diagnoses).detail) == [5, 7]

@@ -29,12 +29,37 @@ def _fail(name: str, problem: str) -> Exception:
     ("code", {"mode": "function", "function": "grad_z", "args": ["x0", "y0"], "returns": ["x.grad", "y.grad"],
               "forbid_autograd": True}),
     ("code", {"mode": "program", "reads": ["x.grad"], "vary": []}),
+    ("code", {"mode": "program", "reads": ["x.grad"], "backward_calls": 2, "forbid": [".data", "no_grad"]}),
     ("choice", {"options": ["rising", "falling"], "answer": ["rising"], "feedback": {"falling": "No."}}),
 ])
 def test_stored_json_is_what_the_author_wrote_and_reads_back_equal(kind: str, authored: dict[str, Any]) -> None:
     parsed = config_parse(kind, authored, params=PARAMS, fail=_fail)
     assert parsed.to_json() == authored
     assert config_load(kind, parsed.to_json()) == parsed
+
+
+@pytest.mark.parametrize(("authored", "problem"), [
+    ({"mode": "program", "reads": ["x.grad"], "backward_calls": 0},
+     "config.backward_calls: must be a whole number of backward() calls from 1 to 1000, got 0"),
+    ({"mode": "program", "reads": ["x.grad"], "backward_calls": "2"},
+     "config.backward_calls: must be a whole number of backward() calls from 1 to 1000, got '2'"),
+    ({"mode": "program", "reads": ["x.grad"], "forbid": ["autograd"]},
+     "config.forbid: must list constructs from torch.autograd.grad, torch.func, .data, detach, no_grad, "
+     "retain_graph; got 'autograd'"),
+    ({"mode": "fix", "reads": ["x.grad"], "forbid": ".data"},
+     "config.forbid: must list constructs from torch.autograd.grad, torch.func, .data, detach, no_grad, "
+     "retain_graph; got '.data'"),
+    ({"mode": "program", "reads": ["x.grad"], "forbid": ["detach", "detach"]},
+     "config.forbid: lists the same construct twice"),
+    ({"mode": "function", "function": "f", "args": ["x0"], "returns": ["x.grad"], "backward_calls": 1},
+     "config.backward_calls: is a requirement of a program or fix part; a function part by hand uses "
+     "forbid_autograd"),
+])
+def test_a_requirement_that_cannot_be_checked_is_refused_with_what_to_write(authored: dict[str, Any],
+                                                                             problem: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        config_parse("code", authored, params=PARAMS, fail=_fail)
+    assert str(refused.value) == problem
 
 
 def test_defaults_are_filled_in_once_not_at_every_read() -> None:

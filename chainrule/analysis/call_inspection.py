@@ -167,6 +167,9 @@ def _seed_effects(evidence: CallEvidence) -> list[Effect]:
         alternatives.append(({"seed": "one_hot", "index": index}, one_hot.reshape(output.shape)))
     alternatives.append(({"seed": "output"}, output.detach()))
     alternatives.append(({"seed": "squared"}, (seed * seed).detach()))  # the seed applied twice
+    flipped = seed.detach().reshape(-1).flip(0).reshape(seed.shape)
+    if not torch.equal(flipped, seed):  # the entries written in the other order ([b, a] for [a, b])
+        alternatives.append(({"seed": "reversed"}, flipped))
     if not torch.equal(seed, torch.ones_like(seed)):
         alternatives.append(({"seed": "ones"}, torch.ones_like(output)))
     if call.seed_scale not in (None, 0.0, 1.0):  # the seed written as k·v: v alone, the scale dropped

@@ -263,9 +263,12 @@ def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
             if pair is not None:
                 yield pair
             continue
-        through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
+        # a rule held at every node of its op (mutations.rules) is on every path through any of them
+        wrong = [tuple(item) for item in detail.get("rule_edge_ids", [])] or [edge]
+        marked = set(wrong)
+        through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if not edges.isdisjoint(marked)]
         yield Hypothesis("wrong_local_derivative", near_value(facts, delta), [p.names for p in through],
-                         Highlight(wrong_edges=[edge]), detail)
+                         Highlight(wrong_edges=wrong), detail)
 
 
 def _two_local_mistakes(

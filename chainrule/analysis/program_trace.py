@@ -34,6 +34,7 @@ _BACKWARD = (torch.Tensor.backward, torch.autograd.backward)
 _DESCRIPTORS = {name: torch._C.TensorBase.__dict__[name] for name in ("grad", "data", "requires_grad")}
 _IN_PLACE_DUNDERS = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
 _CUTS = ("detach", "detach_")
+_ZERO_STARTS = {"zeros", "zeros_like"}
 _GRADIENT_SUMS = {"__add__", "__radd__", "__sub__", "__rsub__", "add", "sub", "__iadd__", "__isub__", "add_", "sub_"}
 # Frames between the program's call and this recorder: torch's dispatch, not the program's code.
 _DISPATCH_FILES = frozenset({__file__, torch.overrides.__file__, torch._tensor.__file__})
@@ -95,6 +96,7 @@ class ProgramTracer(TorchFunctionMode):
         self.acts: dict[tuple[str, int | None], Act] = {}
         self.created: dict[int, tuple[weakref.ref[Any], int | None]] = {}
         self.autograd_results: list[tuple[weakref.ref[Any], int]] = []
+        self.zero_starts: list[tuple[weakref.ref[Any], int]] = []  # torch.zeros(_like): where a sum may start
         self.filled: dict[str, GradState] = {}  # .grad as the last backward that filled it left it
         self.touched: dict[str, tuple[int | None, str]] = {}  # the program's last change to a watched .grad
         self.assigned: dict[int, tuple[weakref.ref[Any], int | None, str]] = {}  # `t.grad = …`, by tensor
@@ -175,6 +177,8 @@ class ProgramTracer(TorchFunctionMode):
                                       if isinstance(item, torch.Tensor)][:MAX_CREATED]
         elif name in _GRADIENT_SUMS and isinstance(result, torch.Tensor) and self._autograd_sum(called, name):
             self.autograd_results.append((weakref.ref(result), result._version))  # g1 + g2, grad += g2
+        elif name in _ZERO_STARTS and isinstance(result, torch.Tensor) and len(self.zero_starts) < MAX_CREATED:
+            self.zero_starts.append((weakref.ref(result), result._version))
         if not isinstance(result, torch.Tensor) or (attribute is not None and attribute[0] != "data"):
             return
         if name in _CUTS and source is not None and source.requires_grad:
@@ -225,13 +229,20 @@ class ProgramTracer(TorchFunctionMode):
         if len(self.autograd_results) >= MAX_CREATED:
             return False
         tensors = [item for item in called[0] if isinstance(item, torch.Tensor)]
-        if called[1] or len(tensors) != len(called[0]):
+        zeros = [item for item in called[0] if not isinstance(item, torch.Tensor) and item == 0]  # sum(gs) from 0
+        if called[1] or len(tensors) + len(zeros) != len(called[0]):
             return False  # g + 4 or add(g, h, alpha=2): numbers of the program's own in it
         made = [(ref(), version) for ref, version in self.autograd_results]
+        starts = [(ref(), version) for ref, version in self.zero_starts]  # acc = zeros_like(x); acc += g
         bumped = 1 if _in_place(name) else 0
-        return bool(tensors) and all(
-            any(found is item and version == item._version - (bumped if index == 0 else 0) for found, version in made)
-            for index, item in enumerate(tensors))
+
+        def among(item: torch.Tensor, index: int, found: list[tuple[Any, int]]) -> bool:
+            return any(known is item and version == item._version - (bumped if index == 0 else 0)
+                       for known, version in found)
+
+        grads = [among(item, index, made) for index, item in enumerate(tensors)]
+        return any(grads) and all(grad or among(item, index, starts)
+                                  for index, (item, grad) in enumerate(zip(tensors, grads, strict=True)))
 
     def _note_restarts(self, before: dict[str, GradState], line: int | None) -> None:
         """A .grad that is not what the last backward left was restarted by the program; a sum that

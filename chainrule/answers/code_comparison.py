@@ -18,6 +18,7 @@ Who establishes what:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from chainrule.answers import code_messages as words
 from chainrule.answers.code_report import PointOutput
 from chainrule.answers.source_facts import SourceFacts
+from chainrule.answers.source_ops import has_op
 from chainrule.answers.trace_report import GradReset, ProgramTrace
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Analysis, Highlight
@@ -61,8 +63,6 @@ def program_diagnosis(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis:
     message replaced by what the student's code does differently from the reference."""
     refused = _refused(found, evidence) if evidence.part.endswith(".grad") else None
     trace = evidence.trace
-    if refused is None and found.correct and trace is not None and evidence.part.endswith(".grad"):
-        refused = _fewer_calls(found, evidence, trace)
     if refused is not None or found.correct or trace is None or found.kind == "code_error":
         return refused or found
     for finder in FINDERS:
@@ -74,25 +74,6 @@ def program_diagnosis(found: Diagnosis, evidence: CodeEvidence) -> Diagnosis:
                            paths=found.paths if same else [], highlight=found.highlight if same else Highlight(),
                            detail={**found.detail, "code": detail})
     return found
-
-
-def _fewer_calls(found: Diagnosis, evidence: CodeEvidence, trace: ProgramTrace) -> Diagnosis | None:
-    """Right values from fewer backward() calls than an exercise that makes several: it is about .grad
-    adding the calls up, and one backward() of the summed losses skips exactly that. (More calls than
-    a one-call reference, each adding its part, stay right: that is accumulation used well.)"""
-    reference, tensor = evidence.reference, evidence.tensor
-    if reference is None:
-        return None
-    # The calls still summed in .grad at the end: an exercise that resets between its calls is not about
-    # adding them up, and a student's autograd.grad steps are no backward() calls.
-    expected = _counted(reference, tensor, reference.resets_of(tensor))
-    calls = _counted(trace, tensor, trace.resets_of(tensor))
-    if expected < 2 or not 0 < calls < expected:
-        return None
-    message = words.fewer_calls(tensor, list(trace.fills_of(tensor)), calls, expected)
-    code = {"finding": "fewer_calls", "calls": calls, "expected_calls": expected}
-    return replace(found, correct=False, kind="accumulation", message=message, paths=[], highlight=Highlight(),
-                   detail={**found.detail, "code": code})
 
 
 def explained_failure(problem: str, point: PointOutput, facts: SourceFacts) -> str:
@@ -180,7 +161,17 @@ def _tracking(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> 
     return "untracked_leaf", message, {"finding": "requires_grad", "line": line, "tracked": leaf.requires_grad}
 
 
-CONSTANT_MAKERS = (".item()", "float(", "math.", "numpy", "np.", ".tolist()", "torch.tensor(")
+CONSTANT_MAKERS = (".item()", "float(", "math.", "numpy", "np.", ".tolist()")
+
+
+def _makes_constant(text: str, tensor: str) -> bool:
+    """A line that turns a value into a Python number, or a new torch.tensor(...) made from the tensor's
+    value (not one that creates the program's data: `x = torch.tensor(xs)` stops no graph)."""
+    code = text.split("#", 1)[0]
+    if any(maker in code for maker in CONSTANT_MAKERS):
+        return True
+    made = code.split("torch.tensor(", 1)
+    return len(made) == 2 and re.search(rf"(?<![\w.]){re.escape(tensor)}(?!\w)", made[1]) is not None
 
 
 def _not_reached(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:
@@ -194,9 +185,14 @@ def _not_reached(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) 
             or any(evidence.tensor in site.filled for site in trace.backward):
         return None
     facts, tensor = evidence.facts, evidence.tensor
+    cuts = [op for op in trace.cuts() if op.line is not None]
+    if cuts:  # a detach(), .data or no_grad stops it, not a Python number: told as that cut, at its line
+        cut = next((op for op in cuts if op.tensor == tensor), cuts[0])
+        return "untracked_leaf", words.extra_cut(cut, tensor, [], facts), {"finding": "not_reached_cut",
+                                                                          "line": cut.line, "op": cut.op}
     start = leaf.line or 0
     line = next((number for number, text in enumerate(facts.lines, 1) if number > start
-                 and any(maker in text for maker in CONSTANT_MAKERS)), None)
+                 and _makes_constant(text, tensor)), None)
     site = trace.backward[0]
     message = words.not_reached(tensor, site.output or evidence.output, site.line, line, facts)
     return "untracked_leaf", message, {"finding": "not_reached", "line": line}
@@ -228,25 +224,40 @@ def _accumulation(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis)
     sites = trace.fills_of(tensor)
     if not calls or (calls == expected and counted == expected_counted):
         return None
+    if calls < expected and trace.backward_count == reference.backward_count:
+        return None  # every call is made, one does not reach the tensor: a path is cut, not a call missing
     detail: dict[str, Any] = {"calls": calls, "expected_calls": expected, "counted": counted,
                               "expected_counted": expected_counted, "lines": [site.line for site in sites]}
     last = resets[-1] if resets else None
     if last is not None and counted == 0 and last.before_call > trace.backward_count:  # zeroed at the very end
         message = words.reset_after_last(tensor, last, expected_counted, bool(expected_resets), facts)
         return "accumulation", message, {**detail, "finding": "reset_after_last", "line": last.line}
+    # The words count every call the program makes, on every line it makes one (a call that does not reach
+    # this .grad is a call all the same: "calls backward() once (line 9)" to a program calling it on 9 and 10).
+    made, made_sites = max(trace.backward_count, calls), list(trace.backward) or sites
     if resets and not expected_resets:
         message = words.zeroed_between(tensor, resets[0], _around(trace, resets[0]), counted, facts)
         return "accumulation", message, {**detail, "finding": "reset_between", "line": resets[0].line}
     if expected_resets and not resets and calls > 1:
-        message = words.never_reset(tensor, sites, calls, expected_counted)
-        return "accumulation", message, {**detail, "finding": "never_reset"}
+        message = words.never_reset(tensor, made_sites, made, expected_counted)
+        return "accumulation", message, {**detail, "finding": "never_reset",  # the calls that add up unreset
+                                         "cause_lines": [site.line for site in made_sites if site.line]}
     if resets and expected_resets and counted != expected_counted:
-        message = words.reset_elsewhere(tensor, resets[-1], counted, expected_counted, facts)
-        return "accumulation", message, {**detail, "finding": "reset_elsewhere", "line": resets[-1].line}
+        misplaced = _misplaced(resets, expected_resets)
+        message = words.reset_elsewhere(tensor, misplaced, counted, expected_counted, facts)
+        return "accumulation", message, {**detail, "finding": "reset_elsewhere", "line": misplaced.line}
     if calls != expected:
-        message = words.call_count(tensor, sites, calls, expected, expected_counted)
-        return "accumulation", message, {**detail, "finding": "call_count"}
+        message = words.call_count(tensor, made_sites, made, expected, expected_counted)
+        return "accumulation", message, {**detail, "finding": "call_count",
+                                         "cause_lines": [site.line for site in made_sites if site.line]}
     return None
+
+
+def _misplaced(resets: list[GradReset], expected: list[GradReset]) -> GradReset:
+    """The student's reset that restarts the sum where the exercise's do not (a zero_grad() in the wrong place
+    among right ones), else the last."""
+    places = {reset.before_call for reset in expected}
+    return next((reset for reset in resets if reset.before_call not in places), resets[-1])
 
 
 def _calls(trace: ProgramTrace, tensor: str) -> int:
@@ -276,7 +287,9 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
     expected_cuts = reference.cuts() if reference is not None else []
     reference_cuts = bool(expected_cuts) or bool(analysis is not None and analysis.graph.cut_edges)
     cuts = trace.cuts()
-    if reference_cuts and not cuts:
+    # "Nothing cuts the gradient" only where the values carry the path the exercise cuts: a program whose
+    # mistake is elsewhere (rounding without the straight-through term) was told it too.
+    if reference_cuts and not cuts and (found.kind == "extra_path" or _all_but_the_cut(evidence)):
         paths = found.paths if found.kind == "extra_path" else []
         clones = [op for op in trace.ops if op.op == "clone"]
         if clones:
@@ -301,6 +314,14 @@ def _cuts(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Find
         message = words.extra_cut(extra[0], evidence.tensor, paths, facts)
         return "missing_path", message, {"finding": "extra_cut", "line": extra[0].line, "op": extra[0].op}
     return None
+
+
+def _all_but_the_cut(evidence: CodeEvidence) -> bool:
+    """The program has every op of the exercise but its cut (`x + (round(x) - x)` without the detach()): the
+    values may read as a path left out (the -x path cancels the kept one), but what is missing is the cut."""
+    graph = evidence.analysis.graph if evidence.analysis is not None else None
+    ops = {node.name for node in graph.nodes if node.kind == "op"} - {"detach"} if graph is not None else set()
+    return bool(ops) and all(has_op(evidence.facts, op) for op in ops)
 
 
 def _seeded(evidence: CodeEvidence, trace: ProgramTrace, found: Diagnosis) -> Finding | None:

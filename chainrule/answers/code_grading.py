@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chainrule.answers.code_comparison import CodeEvidence, explained_failure, program_diagnosis
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
+from chainrule.answers.code_requirements import Requirements, requirements_checked
+from chainrule.answers.departures import departed_lines
+from chainrule.answers.failure_lines import failure_lines
 from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
+from chainrule.answers.source_ops import told_of_the_program
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Analysis
+from chainrule.result import cause_lines
 from chainrule.values import Value, ordinal, values_match
 
 Point = dict[str, Any]
@@ -37,6 +42,8 @@ class _Grading:
     facts: SourceFacts
     subjects: dict[str, str]  # function mode: part → what the student calls that return value
     reference: ProgramTrace | None
+    requirements: Requirements | None = None
+    reference_source: str | None = None
 
 
 def grade_code(
@@ -52,6 +59,8 @@ def grade_code(
     source: str | None = None,
     function: str | None = None,
     signature: str | None = None,
+    requirements: Requirements | None = None,
+    reference_source: str | None = None,
 ) -> dict[str, Diagnosis]:
     """Function mode: `returns[i]` is the part that the function's i-th return
     value answers (None for a value not graded). Program and fix mode:
@@ -59,7 +68,9 @@ def grade_code(
     `reference_error` is the exception type the reference itself raises at
     every point (then `analyses` may be empty): raising it is the answer.
     `source` is the student's code (its lines are quoted, its calls checked);
-    `function` and `signature` name a function part's return values."""
+    `function` and `signature` name a function part's return values; `requirements` are what a
+    program or fix part's config states (chainrule.answers.code_requirements); `reference_source` the
+    exercise's program, read only to find the student's lines that depart from it."""
     if returns is not None and any(part not in returns for part in parts):
         raise ValueError("every graded part must be one of the function's return values")
     facts = source_facts(source) if source is not None else SourceFacts(())
@@ -74,7 +85,8 @@ def grade_code(
         error = output.error or "Your code produced no results."
         return {part: _code_error(part, analyses, error, {}) for part in parts}
     grading = _Grading(output, analyses, points, returns, rel_tol, abs_tol, facts,
-                       _subjects(returns, source or "", function, signature), _reference_trace(analyses))
+                       _subjects(returns, source or "", function, signature), _reference_trace(analyses),
+                       requirements, reference_source)
     graded = {part: _graded_part(part, grading) for part in parts}
     intended = signature_names(signature, len(returns)) if returns is not None else []
     return _swaps_told(graded, grading, function, intended)
@@ -143,7 +155,9 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
     failures = [(index, explained_failure(problem, point, grading.facts)) for index, point in enumerate(output.points)
                 if (problem := _point_problem(point, key, part)) is not None]
     if failures:
-        return _failed_at_points(part, grading.analyses, grading.points, failures)
+        failed = _failed_at_points(part, grading.analyses, grading.points, failures)
+        lines = failure_lines(output.points[failures[0][0]], grading.facts)
+        return replace(failed, detail={**failed.detail, "cause_lines": lines}) if lines else failed
     answers: list[Value] = [point.values[key] for point in output.points]
     if returns is not None and all(answer is None for answer in answers) and _expected(grading.analyses, part) \
             is not None:
@@ -157,7 +171,12 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
         return found
     evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
                             grading.analyses[0] if grading.analyses else None, grading.facts)
-    return program_diagnosis(found, evidence)
+    told = told_of_the_program(program_diagnosis(found, evidence), grading.facts, grading.analyses, answers,
+                                (grading.rel_tol, grading.abs_tol))
+    if not told.correct and told.kind != "code_error" and not cause_lines(told.detail) and grading.reference_source:
+        departed = departed_lines("\n".join(grading.facts.lines), grading.reference_source)
+        told = replace(told, detail={**told.detail, "cause_lines": departed}) if departed else told
+    return requirements_checked(told, grading.requirements, grading.facts, evidence.traces)
 
 
 def _returned_none(part: str, grading: _Grading) -> Diagnosis:

@@ -104,12 +104,6 @@ def call_count(tensor: str, sites: list[BackwardSite], calls: int, expected: int
             f"{times(expected)}: every call adds its gradient to {tensor}.grad, so the extra calls are counted too.")
 
 
-def fewer_calls(tensor: str, sites: list[BackwardSite], calls: int, expected: int) -> str:
-    return (f"Your values are right, but your program calls backward() {times(calls)} ({lines_text(sites)}), where "
-            f"this exercise calls it {times(expected)}: {ACCUMULATION_RULE}, and this exercise is about "
-            f"{tensor}.grad adding up its calls. Keep one backward() per loss, as it asks.")
-
-
 def cloned(clone: TraceOp, paths: list[list[str]], facts: SourceFacts) -> str:
     source = clone.tensor or "the tensor"
     copy = clone.result or "the copy"

@@ -190,6 +190,7 @@ def _seed_vector(h: Hypothesis, c: FeedbackContext) -> str:
         "output": f"{h.detail.get('output')} itself as the seed",
         "ones": "a seed of all ones",
         "squared": "the seed applied twice (each entry squared)",
+        "reversed": "the seed's entries in the reverse order (each output entry weighted by another's seed entry)",
         "unscaled": f"the seed without its scale {format_value(h.detail.get('scale'))}",
     }.get(str(seed), "another seed")
     return (f"Your {c.part} is what backward() gives with {used}, but the program seeds "

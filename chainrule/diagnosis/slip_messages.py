@@ -10,6 +10,7 @@ from chainrule.diagnosis.message_context import (
     paths_text,
     with_value,
 )
+from chainrule.diagnosis.rule_messages import rule_message
 from chainrule.model import Hypothesis
 
 
@@ -25,6 +26,8 @@ def edge_words(detail: dict[str, object]) -> str:
 
 def wrong_local_derivative_message(h: Hypothesis, c: FeedbackContext) -> str:
     detail = h.detail
+    if detail.get("everywhere"):
+        return rule_message(h, c)
     used = with_value(detail.get("used"), detail.get("used_value"))
     right = with_value(detail.get("right"), detail.get("right_value"))
     along = f" along {paths_text(h.paths)}" if h.paths else ""
@@ -91,7 +94,10 @@ def belief_message(h: Hypothesis, c: FeedbackContext) -> str:
     retained = (" retain_graph=True only keeps the graph's buffers for another backward call through it; that "
                 "call computes its own output's gradient and never repeats the earlier one."
                 if belief == "retained_replayed" else "")
-    return (f"Your {c.part} {told}. The program calls backward() {calls} times{zeroed}. {ACCUMULATION_RULE}"
+    # "But": the belief, then what the exercise's program does ("keeps only the first … only the last call
+    # counts" read as one message contradicting itself)
+    return (f"Your {c.part} {told}. But this exercise's program calls backward() {calls} times{zeroed}. "
+            f"{ACCUMULATION_RULE}"
             f"{retained} Only zero_() (or setting .grad to None) starts the sum again, exactly where the program "
             "does it.")
 

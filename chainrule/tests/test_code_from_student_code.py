@@ -324,20 +324,6 @@ def test_a_write_into_data_is_told_as_values_changed_behind_autograd_not_as_a_cu
     assert "`d = v - t`" in diagnosis.message and "carries no gradient" not in diagnosis.message
 
 
-def test_right_values_from_fewer_backward_calls_than_an_accumulation_exercise_are_not_right() -> None:
-    """One backward() of the summed losses gives the same .grad as two calls that accumulate, and
-    skipped exactly what the exercise is about: it had full marks. More calls than a one-call
-    reference, each adding its part, stay right."""
-    summed = f"{LEAF}y = x**2\n(2 * y).backward()\n"
-    diagnosis = seed_part("accumulation", summed)["x.grad"]
-    assert not diagnosis.correct and diagnosis.kind == "accumulation"
-    assert diagnosis.detail["code"]["finding"] == "fewer_calls"
-    assert diagnosis.message.startswith("Your values are right, but your program calls backward() once (line 3), "
-                                        "where this exercise calls it twice")
-    split = f"{LEAF}y = torch.tensor([y0], requires_grad=True)\n(x * y).backward()\n(x**2).backward()\n"
-    assert seed_part("visual-walkthrough", split)["x.grad"].correct
-
-
 @pytest.mark.parametrize("reset", ["x.grad.zero_()", "x.grad = None"])
 def test_a_reset_after_the_last_call_is_named_not_told_as_never_resetting(reset: str) -> None:
     """It was 'never resets x.grad … holds the sum of all 2', about a program whose .grad ends empty."""

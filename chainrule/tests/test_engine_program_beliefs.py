@@ -67,14 +67,16 @@ def test_one_of_two_routes_that_read_alike() -> None:
     assert "one of the 2 routes" in diagnosis.message
 
 
-def test_the_same_slip_at_both_sites_of_an_op() -> None:
+def test_the_same_slip_at_both_sites_of_an_op_is_one_rule() -> None:
+    """Both means' 1/N forgotten is one belief about mean′, told once (it was two mistakes)."""
     program = ("x = torch.tensor(xs, requires_grad=True)\na = x.mean()\nb = (x * x).mean()\n"
                "L = a * 3 + b\nL.backward()\n")
     xs = [1.0, 2.0, -0.5, 4.0]
     both_sums = [3 + 2 * x for x in xs]  # both means' 1/N forgotten
     diagnosis = diagnose(program, {"xs": xs}, "x.grad", both_sums)
-    assert diagnosis.kind == "two_mistakes"
-    assert [m["rule"] for m in diagnosis.detail["mistakes"]] == ["mean_normaliser", "mean_normaliser"]
+    assert (diagnosis.kind, diagnosis.detail["rule"], diagnosis.detail["everywhere"]) == (
+        "wrong_local_derivative", "mean_normaliser", 2)
+    assert "at both of the mean nodes of the program" in diagnosis.message
 
 
 def test_a_non_leafs_none_is_no_gradient_kept_not_never_tracked() -> None:

@@ -14,6 +14,7 @@ from chainrule.analysis.mutations.generic import node_mutations
 from chainrule.analysis.mutations.input_symbols import input_labels, placeholder
 from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
 from chainrule.analysis.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
+from chainrule.analysis.mutations.rules import rule_deltas, rule_detail, rule_groups
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
 from chainrule.analysis.tensors import tensor_to_value
 from chainrule.op_names import op_name
@@ -49,6 +50,7 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
     position = {id(node): index for index, node in enumerate(record.order)}
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
     singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
+    everywhere: list[tuple[Any, Mutation]] = []  # every mutation, measured or not: a rule's sites
     sites = _sites(record.order)
     for node in record.order:
         if is_leaf_node(node) or id(node) not in record.outgoing:
@@ -69,13 +71,45 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
             if len(found.mutations) >= MAX_MUTATIONS_PER_CALL:
                 found.notes.append(f"only the first {MAX_MUTATIONS_PER_CALL} wrong local derivatives were tried")
                 return found
+            everywhere.append((node, mutation))
             measured = _measured(mutation, node, record, catalog, leaf_name, position, leaves)
             if measured is not None:
                 measured.detail["site"] = sites[id(node)]
                 found.mutations.append(measured)
                 singles.append((node, mutation, measured))
+    found.mutations.extend(_rules(root, seed, record, catalog, leaf_name, leaves, everywhere))
     found.mutations.extend(_pairs(root, seed, record, catalog, leaf_name, leaves, singles))
     return found
+
+
+def _rules(root: Any, seed: torch.Tensor, record: Flood, catalog: NodeCatalog, leaf_name: Any, leaves: set[str],
+           everywhere: list[tuple[Any, Mutation]]) -> list[MeasuredMutation]:
+    """One wrong rule held at every node of its op (chainrule.analysis.mutations.rules): one re-run each."""
+    found = []
+    for members in rule_groups(everywhere, lambda node: input_labels(node, catalog)):
+        deltas = rule_deltas(root=root, seed=seed, record=record, leaf_name=leaf_name, leaves=leaves,
+                             members=members, context_of=_context_of(catalog))
+        if deltas is None:
+            continue
+        node, mutation = members[0]
+        child = node.next_functions[mutation.slots[0]][0]
+        labels = input_labels(node, catalog)
+        detail = {**rule_detail(members, labels), "edge": [catalog.node_name(child), op_name(type(node).__name__)],
+                  "label": labels[mutation.slots[0]],
+                  "rule_edges": [[catalog.node_name(other.next_functions[m.slots[0]][0]), op_name(type(other).__name__)]
+                                 for other, m in members],
+                  "rule_edge_ids": [[catalog.node_id(other.next_functions[m.slots[0]][0]), catalog.node_id(other)]
+                                    for other, m in members]}
+        found.append(MeasuredMutation(detail, (catalog.node_id(child), catalog.node_id(node)), deltas))
+    return found
+
+
+def _context_of(catalog: NodeCatalog) -> Any:
+    def context_of(node: Any, grads: list[torch.Tensor], inputs: Any) -> NodeContext:
+        return NodeContext(node, grads, inputs, input_labels(node, catalog), _value_of(node, catalog),
+                           lambda other: input_labels(other, catalog), catalog.forward_value)
+
+    return context_of
 
 
 def _pairs(
