@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from sandbox import jail, linux
+from sandbox import jail, linux, neutral
 from sandbox.confine import JobPipes
 from sandbox.context import Seat, ServerContext
 from sandbox.student import run_student
@@ -46,7 +46,9 @@ def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
         with open("/proc/self/oom_score_adj", "w") as handle:
             handle.write("-1000")
     if ctx.root is not None:
+        neutral.blank_command_line()
         jail.enter(ctx.root)
+        neutral.rename_loaded(ctx.host_names)
         return
     os.chdir(work_dir or "/")
     if sys.platform.startswith("linux"):
