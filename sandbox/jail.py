@@ -215,13 +215,26 @@ def enter(plan: RootPlan) -> None:
     _pivot(root)
 
 
+def job_proc() -> None:
+    """In a job's own PID namespace (its first process, root): a private mount namespace whose
+    /proc is mounted for that namespace, so the job's process ids are its own, from 1."""
+    linux.unshare(linux.CLONE_NEWNS)
+    frozen = os.open("/proc/cpuinfo", os.O_RDONLY) if os.path.exists("/proc/cpuinfo") else -1
+    try:
+        if not _mount_proc("/"):  # older kernels: the seat's masks again, its frozen cpuinfo bound over
+            _mask_host_counters("/", cpuinfo=f"/proc/self/fd/{frozen}" if frozen >= 0 else None)
+    finally:
+        if frozen >= 0:
+            os.close(frozen)
+
+
 def _mount_proc(root: str) -> bool:
     """A fresh procfs of the seat's PID namespace (other users' processes invisible) that shows only
     processes (`subset=pid`, Linux 5.8+): none of the host-wide files a PID namespace does not
     virtualise exist in it. False when the kernel refuses that option: then the whole procfs is
     mounted, and `_mask_host_counters` hides them one by one."""
     target = _inside(root, "/proc")
-    os.mkdir(target)
+    os.makedirs(target, exist_ok=True)
     flags = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
     try:
         linux.mount("proc", target, "proc", flags, "hidepid=invisible,subset=pid")
@@ -245,9 +258,12 @@ MASKED_PROC_DIRS = ("pressure", "sys", "acpi", "scsi", "irq", "bus", "fs", "driv
 _LIVE_CPUINFO_FIELDS = ("cpu MHz",)
 
 
-def _mask_host_counters(root: str) -> None:
+def _mask_host_counters(root: str, cpuinfo: str | None = None) -> None:
     proc = _inside(root, "/proc")
-    _freeze_cpuinfo(root, proc)
+    if cpuinfo is None:
+        _freeze_cpuinfo(root, proc)
+    else:  # a job's own procfs: the seat's frozen copy
+        _bind(cpuinfo, os.path.join(proc, "cpuinfo"), _RO | linux.MS_NOEXEC)
     for name in MASKED_PROC_FILES:
         path = os.path.join(proc, name)
         if os.path.isfile(path) and not os.path.islink(path):

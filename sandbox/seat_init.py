@@ -22,6 +22,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -39,7 +40,8 @@ def send(control: socket.socket, **event: Any) -> None:
         control.sendall(json.dumps(event).encode() + b"\n")
 
 
-def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
+def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> int:
+    """Enter the seat; return a descriptor of the seat's PID namespace (-1 without namespaces)."""
     if seat.cgroup is not None:
         seat.cgroup.join_self()
     with contextlib.suppress(OSError):  # needs CAP_SYS_RESOURCE; the job gets +1000 anyway
@@ -49,10 +51,11 @@ def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
         neutral.blank_command_line()
         jail.enter(ctx.root)
         neutral.rename_loaded(ctx.host_names)
-        return
+        return os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     os.chdir(work_dir or "/")
     if sys.platform.startswith("linux"):
         linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)  # no PID namespace: orphans come to us
+    return -1
 
 
 def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
@@ -132,6 +135,33 @@ class _ProxyLine:
         return True
 
 
+def _job_init(student_body: Callable[[], NoReturn], report: int) -> NoReturn:
+    """PID 1 of the job's own PID namespace (root, invisible to the job): its own /proc, then the
+    student process (pid 2), whose wait status and CPU time it reports to the seat's init. When it
+    exits, the kernel kills whatever the job left in the namespace."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        jail.job_proc()
+        student = os.fork()
+        if student == 0:
+            os.close(report)
+            student_body()
+        os.closerange(0, report)
+        os.closerange(report + 1, 1 << 16)
+        _, status, usage = os.wait4(student, 0)
+        os.write(report, f"{status} {usage.ru_utime + usage.ru_stime}".encode())
+    finally:
+        os._exit(0)
+
+
+def _job_report(report: int, ended: tuple[int, float]) -> tuple[int, float]:
+    """What the job's init reported of the student process; if it was killed first, its own end."""
+    with os.fdopen(report, "rb") as pipe:
+        words = pipe.read(64).split()
+    return (int(words[0]), float(words[1])) if len(words) == 2 else ended
+
+
 def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool) -> tuple[int, float] | None:
     """Until the student process ends; a "kill" from the proxy (or its absence) ends it sooner."""
     while True:
@@ -150,16 +180,31 @@ def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool) ->
                 return None  # the server is gone
 
 
-def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket) -> tuple[int, int]:
-    """Fork the next student process, which waits for its job; give the proxy the other ends."""
+def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket,
+                     pid_namespace: int) -> tuple[int, int, int]:
+    """Fork the next student process, which waits for its job; give the proxy the other ends.
+    With namespaces the fork is the job's init (see `_job_init`), in a new PID namespace."""
     ends = {name: os.pipe() for name in ("job", "stdout", "stderr", "result", "status")}
     writers = {name: ends[name][1] for name in ("stdout", "stderr", "result", "status")}
     pipes = JobPipes(job=ends["job"][0], **writers)
-    student = os.fork()
-    if student == 0:
+    report_read, report_write = os.pipe() if pid_namespace >= 0 else (-1, -1)
+
+    def student_body() -> NoReturn:
         for name, (read, write) in ends.items():
             os.close(write if name == "job" else read)
         run_student(pipes=pipes, seat=seat, ctx=ctx)
+
+    if pid_namespace >= 0:
+        linux.setns(pid_namespace, linux.CLONE_NEWPID)  # the seat's again: the last job's is gone
+        linux.unshare(linux.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
+    student = os.fork()
+    if student == 0:
+        if pid_namespace >= 0:
+            os.close(report_read)
+            _job_init(student_body, report_write)
+        student_body()
+    if pid_namespace >= 0:
+        os.close(report_write)
     for name, (read, write) in ends.items():
         os.close(read if name == "job" else write)
     proxy_ends = [ends["job"][1], *(ends[name][0] for name in ("stdout", "stderr", "result"))]
@@ -167,19 +212,23 @@ def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket) -> 
     socket.send_fds(control, [json.dumps(ready).encode() + b"\n"], proxy_ends)
     for fd in proxy_ends:
         os.close(fd)
-    return student, ends["status"][0]
+    return student, ends["status"][0], report_read
 
 
-def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int) -> bool:
+def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int, pid_namespace: int) -> bool:
     """One student process from fork to reaping; False when the server has gone away."""
     hardened = ctx.root is not None
-    student, setup_read = _prepare_student(seat, ctx, line.control)
+    student, setup_read, report = _prepare_student(seat, ctx, line.control, pid_namespace)
     line.serve(student)
     outcome = _watch_student(student, line, wake, hardened)
     _kill_everything(hardened, student)
     for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
         if pid == student:
             outcome = (status, cpu)
+    if report >= 0 and outcome is not None:
+        outcome = _job_report(report, outcome)
+    elif report >= 0:
+        os.close(report)
     with os.fdopen(setup_read, "rb") as setup:
         failure = setup.read(4096).decode(errors="replace")
     if outcome is None:
@@ -204,11 +253,11 @@ def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> 
     if work_dir is not None:
         os.environ.update(HOME=work_dir, TMPDIR=work_dir)
     try:
-        _setup(seat, ctx, work_dir)
+        pid_namespace = _setup(seat, ctx, work_dir)
         line = _ProxyLine(control)
         while True:
             _reset(seat, ctx, work_dir)
-            if not _serve_one(seat, ctx, line, wake_read):
+            if not _serve_one(seat, ctx, line, wake_read, pid_namespace):
                 break
     except BaseException as exc:  # reported as an infrastructure failure
         send(control, event="failure", message=f"seat init: {exc!r}")

@@ -53,3 +53,12 @@ def test_lazy_imports_and_a_fresh_interpreter_still_work(server: Server) -> None
                     fresh_interpreter=True)
     assert fresh.status == "ok", fresh
     assert fresh.result[0].startswith("/venv/lib/") and fresh.result[1] == "/python"
+
+
+def test_every_job_starts_with_fresh_process_ids(server: Server) -> None:
+    """One slot's seats alternate; whichever runs it, a job is process 2 of its own namespace (its
+    parent, pid 1, is the job's init), and what it forked before is gone."""
+    source = ("import os, sandbox_guest\nif os.fork() == 0:\n    os._exit(0)\nos.wait()\n"
+              "sandbox_guest.emit([os.getpid(), os.getppid(), os.readlink('/proc/self')])\n")
+    seen = [server.run(source).result for _ in range(6)]
+    assert seen == [[2, 1, "2"]] * 6
