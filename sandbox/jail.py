@@ -216,9 +216,10 @@ def enter(plan: RootPlan) -> None:
 
 
 def job_proc() -> None:
-    """In a job's own PID namespace (its first process, root): a private mount namespace whose
-    /proc is mounted for that namespace, so the job's process ids are its own, from 1."""
-    linux.unshare(linux.CLONE_NEWNS)
+    """In a job's own PID namespace (its first process, root): a /proc mounted for that namespace
+    over the seat's, so the job's process ids are its own, from 1. Not a mount namespace of its own:
+    tearing one down when the job ends waits for an RCU grace period (tens of ms on a busy host),
+    on the job's path; the seat's init detaches this /proc between jobs (`drop_job_proc`) instead."""
     frozen = os.open("/proc/cpuinfo", os.O_RDONLY) if os.path.exists("/proc/cpuinfo") else -1
     try:
         if not _mount_proc("/"):  # older kernels: the seat's masks again, its frozen cpuinfo bound over
@@ -226,6 +227,13 @@ def job_proc() -> None:
     finally:
         if frozen >= 0:
             os.close(frozen)
+
+
+def drop_job_proc(seat_proc: int) -> None:
+    """Between jobs, in the seat's init: detach the last job's /proc (and its masks), if any;
+    `seat_proc` is the device of the seat's own."""
+    if os.stat("/proc").st_dev != seat_proc:
+        linux.umount("/proc")
 
 
 def _mount_proc(root: str) -> bool:

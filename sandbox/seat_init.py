@@ -58,9 +58,10 @@ def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> int:
     return -1
 
 
-def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
+def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None, seat_proc: int) -> None:
     """Between jobs: nothing of the last job may reach the next one."""
     if ctx.root is not None:
+        jail.drop_job_proc(seat_proc)
         linux.unshare(linux.CLONE_NEWIPC)  # SysV IPC objects outlive their processes
         jail.fresh_job_fs(seat.identity.uid, seat.identity.gid, ctx.root.held)
     elif work_dir is not None:
@@ -254,9 +255,10 @@ def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> 
         os.environ.update(HOME=work_dir, TMPDIR=work_dir)
     try:
         pid_namespace = _setup(seat, ctx, work_dir)
+        seat_proc = os.stat("/proc").st_dev if pid_namespace >= 0 else -1
         line = _ProxyLine(control)
         while True:
-            _reset(seat, ctx, work_dir)
+            _reset(seat, ctx, work_dir, seat_proc)
             if not _serve_one(seat, ctx, line, wake_read, pid_namespace):
                 break
     except BaseException as exc:  # reported as an infrastructure failure
