@@ -109,7 +109,8 @@ class Zygote:
             finally:
                 os._exit(1)  # never back into the zygote's loop
         theirs.close()
-        state.proxy_pid, state.proxy_control, state.ready, state.running, state.finished = pid, ours, False, False, False
+        state.proxy_pid, state.proxy_control = pid, ours
+        state.ready = state.running = state.finished = False
         self.selector.register(ours, selectors.EVENT_READ, state)
 
     def on_proxy_message(self, state: SeatState) -> None:
