@@ -156,17 +156,26 @@ def _job_init(student_body: Callable[[], NoReturn], report: int) -> NoReturn:
         os._exit(0)
 
 
-def _job_report(report: int, ended: tuple[int, float]) -> tuple[int, float]:
-    """What the job's init reported of the student process; if it was killed first, its own end."""
-    with os.fdopen(report, "rb") as pipe:
-        words = pipe.read(64).split()
-    return (int(words[0]), float(words[1])) if len(words) == 2 else ended
+def _job_report(report: int) -> tuple[int, float] | None:
+    """What the job's init reported of the student process (wait status, CPU seconds); None when it
+    died without a word (killed), and its own end is then the job's."""
+    words = os.read(report, 64).split()  # one small write: atomic
+    return (int(words[0]), float(words[1])) if len(words) == 2 else None
 
 
-def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool) -> tuple[int, float] | None:
-    """Until the student process ends; a "kill" from the proxy (or its absence) ends it sooner."""
+def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool,
+                   report: int = -1) -> tuple[int, float] | None:
+    """Until the student process ends (or, with a job init, until that reports its end: not its own
+    exit, which unmaps a copy of the zygote's image); a "kill" from the proxy (or its absence) ends
+    it sooner."""
+    watched = [line.control.fileno(), wake, *([report] if report >= 0 else [])]
     while True:
-        readable, _, _ = select.select([line.control.fileno(), wake], [], [])
+        readable, _, _ = select.select(watched, [], [])
+        if report in readable:
+            reported = _job_report(report)
+            if reported is not None:
+                return reported
+            watched.remove(report)  # the job's init died first: its own end is the job's
         if wake in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(wake, 4096)
@@ -221,24 +230,22 @@ def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int, pid_
     hardened = ctx.root is not None
     student, setup_read, report = _prepare_student(seat, ctx, line.control, pid_namespace)
     line.serve(student)
-    outcome = _watch_student(student, line, wake, hardened)
-    _kill_everything(hardened, student)
-    for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
-        if pid == student:
-            outcome = (status, cpu)
-    if report >= 0 and outcome is not None:
-        outcome = _job_report(report, outcome)
-    elif report >= 0:
-        os.close(report)
+    outcome = _watch_student(student, line, wake, hardened, report)
+    _kill_everything(hardened, student)  # what the job left, and its init: SIGKILL runs no more of their code
+    if report < 0:
+        for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
+            if pid == student:
+                outcome = (status, cpu)
     with os.fdopen(setup_read, "rb") as setup:
         failure = setup.read(4096).decode(errors="replace")
-    if outcome is None:
-        return False
-    if failure:
+    if outcome is not None and failure:
         send(line.control, event="failure", message=failure)
-    else:
+    elif outcome is not None:
         send(line.control, event="exited", status=outcome[0], cpu=outcome[1])
-    return line.await_proxy_done()
+    if report >= 0:
+        os.close(report)
+        _reap(until_none_left=REAP_SECONDS)  # every process of the job is gone before the next one
+    return outcome is not None and line.await_proxy_done()
 
 
 def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> NoReturn:
