@@ -1,6 +1,7 @@
 """Warm sandbox vs. a fresh python per job, side by side, under the same isolation.
 
     .venv/bin/python bench/sandbox_bench.py [--quick] [--strict]
+    .venv/bin/python bench/sandbox_bench.py --scaling [--rounds N]   # 1 slot vs 2 slots, interleaved
 
 Both columns run the seed example through the same server: same namespaces,
 seccomp filter, cgroups, slot uid and rlimits. The baseline job execs a new
@@ -153,12 +154,49 @@ def _start_server(socket_path: str, slots: int) -> subprocess.Popen[bytes]:
     raise SystemExit("could not start a sandbox server (is this Linux, as root, with libseccomp2?)")
 
 
+SCALING_TARGET = 1.7
+
+
+def measure_scaling(rounds: int, jobs: int) -> bool:
+    """Throughput of a 1-slot and a 2-slot server, side by side in one run: rounds alternate between
+    them (so a noisy neighbour hits both), each round saturating the server (2 clients per slot)."""
+    directory = tempfile.mkdtemp(prefix="sandbox-bench-")
+    sockets = {slots: os.path.join(directory, f"scaling-{slots}.sock") for slots in (1, 2)}
+    print("starting a 1-slot and a 2-slot sandbox server ...", flush=True)
+    servers = [_start_server(path, slots) for slots, path in sockets.items()]
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    try:
+        for path in sockets.values():
+            for _ in range(10):
+                _one(path, fresh=False)
+        for number in range(rounds):
+            for slots in ((1, 2) if number % 2 == 0 else (2, 1)):
+                run = measure(sockets[slots], label=f"{slots} slot(s)", fresh=False, jobs=jobs, concurrency=2 * slots)
+                rates[slots].append(run.per_second)
+            print(f"round {number + 1}: 1 slot {rates[1][-1]:.1f} jobs/s, 2 slots {rates[2][-1]:.1f} jobs/s, "
+                  f"ratio {rates[2][-1] / rates[1][-1]:.2f}", flush=True)
+    finally:
+        for server in servers:
+            stop_server(server)
+    ratio = statistics.median(rates[2]) / statistics.median(rates[1])
+    ratios = sorted(two / one for one, two in zip(rates[1], rates[2], strict=True))
+    print(f"\n2 slots / 1 slot: {ratio:.2f}x (median jobs/s; per-round ratios "
+          f"{', '.join(f'{r:.2f}' for r in ratios)}) on {os.cpu_count()} cores; "
+          f"target >= {SCALING_TARGET:g}x: {'met' if ratio >= SCALING_TARGET else 'MISSED'}")
+    return ratio >= SCALING_TARGET
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer jobs: well under a minute")
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--scaling", action="store_true", help="only the 1-slot vs 2-slot throughput")
+    parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds of --scaling")
     args = parser.parse_args()
+    if args.scaling:
+        met = measure_scaling(args.rounds, 40 if args.quick else 120)
+        return 0 if met or not args.strict else 1
     warm_jobs, cold_jobs = (60, 3) if args.quick else (300, 8)
     directory = tempfile.mkdtemp(prefix="sandbox-bench-")
     socket_path = os.path.join(directory, "bench.sock")

@@ -143,11 +143,59 @@ def validate_package_dir(path: str) -> str:
     return path
 
 
-def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR) -> dict[str, str]:
-    """The whole environment a job sees: nothing inherited, nothing secret."""
-    search_path = [os.path.dirname(path) for path in package_dirs] + [GUEST_DIR]
+# Where the jail shows the interpreter, the venv, sandbox_guest and the listed packages: names that
+# say nothing of the host's layout (where the checkout or the venv lives).
+JAIL_PYTHON, JAIL_VENV, JAIL_GUEST, JAIL_PACKAGES = "/python", "/venv", "/guest", "/packages"
+
+
+def site_packages() -> list[str]:
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return [path for path in (os.path.join(sys.prefix, "lib", version, "site-packages"),) if os.path.isdir(path)]
+
+
+def jail_names(package_dirs: list[str]) -> dict[str, str]:
+    """Host directory (real path) -> its neutral path in the jail. A listed package lies in
+    /packages under its own name; the directory that holds it (on the zygote's sys.path) is
+    /packages too, for the names of modules loaded from it."""
+    names = {os.path.realpath(sys.base_prefix): JAIL_PYTHON, os.path.realpath(sys.prefix): JAIL_VENV,
+             os.path.realpath(GUEST_DIR): JAIL_GUEST}
+    tops = list(names)
+    for path in map(os.path.realpath, package_dirs):
+        if any(_is_within(path, top) for top in tops):
+            continue  # seen through the venv or the interpreter already
+        name = f"{JAIL_PACKAGES}/{os.path.basename(path)}"
+        if names.get(path, name) != name or name in (v for k, v in names.items() if k != path):
+            raise BackendUnavailable(f"two package directories are named {os.path.basename(path)}")
+        names[path] = name
+    return names
+
+
+def host_path_names(names: dict[str, str], package_dirs: list[str]) -> dict[str, str]:
+    """`names`, plus the directories holding the listed packages renamed /packages: for the
+    strings (sys.path, module file names) of what the zygote loaded before any job."""
+    parents = {os.path.dirname(host): JAIL_PACKAGES for host, jailed in names.items()
+               if jailed.startswith(JAIL_PACKAGES + "/")}
+    for path in map(os.path.abspath, package_dirs):  # as sys.path names them, perhaps through a symlink
+        parents.setdefault(os.path.dirname(path), JAIL_PACKAGES)
+    renamed = {**parents, **names, os.path.abspath(sys.prefix): JAIL_VENV}
+    for path in filter(None, sys.path):  # the server's own directory (its modules are not in the jail)
+        if not any(_is_within(os.path.abspath(path), host) for host in renamed):
+            renamed[os.path.abspath(path)] = JAIL_PACKAGES
+    return renamed
+
+
+def job_environment(package_dirs: list[str], home: str = jail.WORK_DIR,
+                    names: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment a job sees: nothing inherited, nothing secret; with `names` (the
+    hardened backend), no host path either."""
+    names = names or {}
+    search_path = [os.path.dirname(jail.rename(os.path.realpath(path), names)) if names else os.path.dirname(path)
+                   for path in package_dirs] + [names.get(os.path.realpath(GUEST_DIR), GUEST_DIR)]
+    if names:  # a fresh interpreter is the jail's /python, not the venv's link to the host's
+        search_path += [jail.rename(os.path.realpath(path), names) for path in site_packages()]
+    prefix = names.get(os.path.realpath(sys.base_prefix), sys.prefix)
     return {
-        "PATH": f"{sys.prefix}/bin:/usr/bin:/bin",
+        "PATH": f"{prefix}/bin:/usr/bin:/bin",
         "HOME": home,
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",

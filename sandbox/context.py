@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sandbox.cgroups import SeatCgroup
 from sandbox.confine import Identity
@@ -24,6 +24,7 @@ class ServerContext:
     python: str  # interpreter for the fresh-interpreter baseline
     guest_dir: str  # directory holding sandbox_guest.py
     torch: bool = True  # False in the torch-less server (sandbox/torchless.py)
+    host_names: dict[str, str] = field(default_factory=dict)  # host directory -> its neutral path in the jail
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,8 @@ def _text(stream: Stream) -> str:
 
 
 def _timings(started: float, cpu_seconds: float) -> dict[str, float]:
-    """Milliseconds: from handing over the job until every job process is gone; CPU used."""
+    """Milliseconds: from handing over the job until the init reports it over (its student process
+    ended, everything else of the job killed); CPU used."""
     return {"run_ms": round((time.monotonic() - started) * 1000, 3), "cpu_ms": round(cpu_seconds * 1000, 3)}
 
 

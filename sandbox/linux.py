@@ -45,6 +45,7 @@ _SIGNATURES = {
     "mount": [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p],
     "umount2": [ctypes.c_char_p, ctypes.c_int],
     "unshare": [ctypes.c_int],
+    "setns": [ctypes.c_int, ctypes.c_int],
     "sethostname": [ctypes.c_char_p, ctypes.c_size_t],
     "prctl": [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong],
 }
@@ -71,6 +72,10 @@ def _bytes(value: str | None) -> bytes | None:
 
 def unshare(flags: int) -> None:
     _check(_fn("unshare")(flags), "unshare")
+
+
+def setns(fd: int, nstype: int) -> None:
+    _check(_fn("setns")(fd, nstype), "setns")
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:

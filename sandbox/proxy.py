@@ -29,6 +29,7 @@ from sandbox.supervise import Watch
 log = logging.getLogger("sandbox")
 READY_TIMEOUT_SECONDS = 60.0
 READY = b"R"
+FINISHED = b"F"  # the job's processes are gone and its client answered: its slot is free
 
 
 
@@ -115,6 +116,8 @@ def run_proxy(*, zygote: socket.socket, init: InitLink, seat: Seat, ctx: ServerC
         if conn is not None:
             with conn:
                 served = answer(conn, init, seat, ctx)
+            with contextlib.suppress(OSError):  # not at our exit: tearing down a forked torch image takes a while
+                zygote.sendall(FINISHED)
             log.info("seat %d: %s", seat.index, served.outcome, extra={"seat": seat.index, **served.log_fields})
             code = 0 if served.reusable else 1
         if served is None or not served.ran_job:

@@ -22,10 +22,11 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from sandbox import jail, linux
+from sandbox import jail, linux, neutral
 from sandbox.confine import JobPipes
 from sandbox.context import Seat, ServerContext
 from sandbox.student import run_student
@@ -39,23 +40,28 @@ def send(control: socket.socket, **event: Any) -> None:
         control.sendall(json.dumps(event).encode() + b"\n")
 
 
-def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
+def _setup(seat: Seat, ctx: ServerContext, work_dir: str | None) -> int:
+    """Enter the seat; return a descriptor of the seat's PID namespace (-1 without namespaces)."""
     if seat.cgroup is not None:
         seat.cgroup.join_self()
     with contextlib.suppress(OSError):  # needs CAP_SYS_RESOURCE; the job gets +1000 anyway
         with open("/proc/self/oom_score_adj", "w") as handle:
             handle.write("-1000")
     if ctx.root is not None:
+        neutral.blank_command_line()
         jail.enter(ctx.root)
-        return
+        neutral.rename_loaded(ctx.host_names)
+        return os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     os.chdir(work_dir or "/")
     if sys.platform.startswith("linux"):
         linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)  # no PID namespace: orphans come to us
+    return -1
 
 
-def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None) -> None:
+def _reset(seat: Seat, ctx: ServerContext, work_dir: str | None, seat_proc: int) -> None:
     """Between jobs: nothing of the last job may reach the next one."""
     if ctx.root is not None:
+        jail.drop_job_proc(seat_proc)
         linux.unshare(linux.CLONE_NEWIPC)  # SysV IPC objects outlive their processes
         jail.fresh_job_fs(seat.identity.uid, seat.identity.gid, ctx.root.held)
     elif work_dir is not None:
@@ -130,10 +136,46 @@ class _ProxyLine:
         return True
 
 
-def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool) -> tuple[int, float] | None:
-    """Until the student process ends; a "kill" from the proxy (or its absence) ends it sooner."""
+def _job_init(student_body: Callable[[], NoReturn], report: int) -> NoReturn:
+    """PID 1 of the job's own PID namespace (root, invisible to the job): its own /proc, then the
+    student process (pid 2), whose wait status and CPU time it reports to the seat's init. When it
+    exits, the kernel kills whatever the job left in the namespace."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        jail.job_proc()
+        student = os.fork()
+        if student == 0:
+            os.close(report)
+            student_body()
+        os.closerange(0, report)
+        os.closerange(report + 1, 1 << 16)
+        _, status, usage = os.wait4(student, 0)
+        os.write(report, f"{status} {usage.ru_utime + usage.ru_stime}".encode())
+    finally:
+        os._exit(0)
+
+
+def _job_report(report: int) -> tuple[int, float] | None:
+    """What the job's init reported of the student process (wait status, CPU seconds); None when it
+    died without a word (killed), and its own end is then the job's."""
+    words = os.read(report, 64).split()  # one small write: atomic
+    return (int(words[0]), float(words[1])) if len(words) == 2 else None
+
+
+def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool,
+                   report: int = -1) -> tuple[int, float] | None:
+    """Until the student process ends (or, with a job init, until that reports its end: not its own
+    exit, which unmaps a copy of the zygote's image); a "kill" from the proxy (or its absence) ends
+    it sooner."""
+    watched = [line.control.fileno(), wake, *([report] if report >= 0 else [])]
     while True:
-        readable, _, _ = select.select([line.control.fileno(), wake], [], [])
+        readable, _, _ = select.select(watched, [], [])
+        if report in readable:
+            reported = _job_report(report)
+            if reported is not None:
+                return reported
+            watched.remove(report)  # the job's init died first: its own end is the job's
         if wake in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(wake, 4096)
@@ -148,16 +190,31 @@ def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool) ->
                 return None  # the server is gone
 
 
-def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket) -> tuple[int, int]:
-    """Fork the next student process, which waits for its job; give the proxy the other ends."""
+def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket,
+                     pid_namespace: int) -> tuple[int, int, int]:
+    """Fork the next student process, which waits for its job; give the proxy the other ends.
+    With namespaces the fork is the job's init (see `_job_init`), in a new PID namespace."""
     ends = {name: os.pipe() for name in ("job", "stdout", "stderr", "result", "status")}
     writers = {name: ends[name][1] for name in ("stdout", "stderr", "result", "status")}
     pipes = JobPipes(job=ends["job"][0], **writers)
-    student = os.fork()
-    if student == 0:
+    report_read, report_write = os.pipe() if pid_namespace >= 0 else (-1, -1)
+
+    def student_body() -> NoReturn:
         for name, (read, write) in ends.items():
             os.close(write if name == "job" else read)
         run_student(pipes=pipes, seat=seat, ctx=ctx)
+
+    if pid_namespace >= 0:
+        linux.setns(pid_namespace, linux.CLONE_NEWPID)  # the seat's again: the last job's is gone
+        linux.unshare(linux.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
+    student = os.fork()
+    if student == 0:
+        if pid_namespace >= 0:
+            os.close(report_read)
+            _job_init(student_body, report_write)
+        student_body()
+    if pid_namespace >= 0:
+        os.close(report_write)
     for name, (read, write) in ends.items():
         os.close(read if name == "job" else write)
     proxy_ends = [ends["job"][1], *(ends[name][0] for name in ("stdout", "stderr", "result"))]
@@ -165,28 +222,30 @@ def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket) -> 
     socket.send_fds(control, [json.dumps(ready).encode() + b"\n"], proxy_ends)
     for fd in proxy_ends:
         os.close(fd)
-    return student, ends["status"][0]
+    return student, ends["status"][0], report_read
 
 
-def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int) -> bool:
+def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int, pid_namespace: int) -> bool:
     """One student process from fork to reaping; False when the server has gone away."""
     hardened = ctx.root is not None
-    student, setup_read = _prepare_student(seat, ctx, line.control)
+    student, setup_read, report = _prepare_student(seat, ctx, line.control, pid_namespace)
     line.serve(student)
-    outcome = _watch_student(student, line, wake, hardened)
-    _kill_everything(hardened, student)
-    for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
-        if pid == student:
-            outcome = (status, cpu)
+    outcome = _watch_student(student, line, wake, hardened, report)
+    _kill_everything(hardened, student)  # what the job left, and its init: SIGKILL runs no more of their code
+    if report < 0:
+        for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
+            if pid == student:
+                outcome = (status, cpu)
     with os.fdopen(setup_read, "rb") as setup:
         failure = setup.read(4096).decode(errors="replace")
-    if outcome is None:
-        return False
-    if failure:
+    if outcome is not None and failure:
         send(line.control, event="failure", message=failure)
-    else:
+    elif outcome is not None:
         send(line.control, event="exited", status=outcome[0], cpu=outcome[1])
-    return line.await_proxy_done()
+    if report >= 0:
+        os.close(report)
+        _reap(until_none_left=REAP_SECONDS)  # every process of the job is gone before the next one
+    return outcome is not None and line.await_proxy_done()
 
 
 def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> NoReturn:
@@ -202,11 +261,12 @@ def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> 
     if work_dir is not None:
         os.environ.update(HOME=work_dir, TMPDIR=work_dir)
     try:
-        _setup(seat, ctx, work_dir)
+        pid_namespace = _setup(seat, ctx, work_dir)
+        seat_proc = os.stat("/proc").st_dev if pid_namespace >= 0 else -1
         line = _ProxyLine(control)
         while True:
-            _reset(seat, ctx, work_dir)
-            if not _serve_one(seat, ctx, line, wake_read):
+            _reset(seat, ctx, work_dir, seat_proc)
+            if not _serve_one(seat, ctx, line, wake_read, pid_namespace):
                 break
     except BaseException as exc:  # reported as an infrastructure failure
         send(control, event="failure", message=f"seat init: {exc!r}")

@@ -97,10 +97,12 @@ def _package_dirs(config: ServerConfig, with_torch: bool) -> list[str]:
     return dirs
 
 
-def _root_plan(root_dir: str, dirs: list[str], hidden: tuple[str, ...]) -> jail.RootPlan:
+def _root_plan(root_dir: str, dirs: list[str], hidden: tuple[str, ...], names: dict[str, str]) -> jail.RootPlan:
+    venv = os.path.realpath(sys.prefix)  # its scripts and pyvenv.cfg name the venv's host path
+    hidden += (os.path.join(venv, "bin"), os.path.join(venv, "pyvenv.cfg")) if venv in names else ()
     try:
         return jail.plan_root(root_dir, backends.allow_list(dirs), masked=[*backends.test_dirs(dirs), *hidden],
-                              files=backends.system_libraries())
+                              files=backends.system_libraries(), names=names)
     except ValueError as exc:
         raise backends.BackendUnavailable(str(exc)) from None
 
@@ -129,14 +131,19 @@ def prepare(config: ServerConfig, backend: str, shared: Shared, *, with_torch: b
     hardened = backend == HARDENED
     count = config.slots * SEATS_PER_SLOT
     first = 0 if with_torch else count  # the torch-less seats come after the torch seats
-    root, root_dir = None, None
+    root, root_dir, names = None, None, {}
+    python, guest_dir = sys.executable, backends.GUEST_DIR
     if hardened:
+        names = backends.jail_names(dirs)
         root_dir = tempfile.mkdtemp(prefix="sandbox-root-")
-        root = _root_plan(root_dir, dirs, hidden=() if with_torch else shared.torch_dirs)
-    job_env = backends.job_environment(dirs)  # the development backend points HOME/TMPDIR at its work dir
+        root = _root_plan(root_dir, dirs, hidden=() if with_torch else shared.torch_dirs, names=names)
+        python = jail.rename(os.path.realpath(sys.executable), names)  # the interpreter itself, not the venv's link
+        guest_dir = names[os.path.realpath(backends.GUEST_DIR)]
+    job_env = backends.job_environment(dirs, names=names)  # the development backend points HOME/TMPDIR at its work dir
     warm.freeze_heap()
     ctx = ServerContext(backend=backend, root=root, seccomp=shared.seccomp, data_base=warm.data_segment_bytes(),
-                        job_env=job_env, python=sys.executable, guest_dir=backends.GUEST_DIR, torch=with_torch)
+                        job_env=job_env, python=python, guest_dir=guest_dir, torch=with_torch,
+                        host_names=backends.host_path_names(names, dirs) if hardened else {})
     seats = [Seat(index, Identity(shared.uids[index], shared.uids[index], switch=hardened, dedicated=hardened),
                   shared.cgroups.seats[index] if shared.cgroups else None) for index in range(first, first + count)]
     return Prepared(ctx, seats, root_dir)

@@ -52,7 +52,10 @@ def _exec_fresh_interpreter(job: dict[str, Any], limits: Limits, ctx: ServerCont
     block = "" if ctx.torch else "sys.modules['torch'] = None; "  # as in the torch-less zygote
     bootstrap = (f"import sys; sys.path.insert(0, {ctx.guest_dir!r}); {block}"
                  f"import sandbox_guest; sandbox_guest.run_from_fd({fd})")
-    os.execve(ctx.python, [ctx.python, "-c", bootstrap], dict(os.environ))
+    env = dict(os.environ)
+    if ctx.root is not None:  # the interpreter's library is found through a host path (its runpath)
+        env["LD_LIBRARY_PATH"] = os.path.join(os.path.dirname(os.path.dirname(ctx.python)), "lib")
+    os.execve(ctx.python, [ctx.python, "-c", bootstrap], env)
 
 
 def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> NoReturn:

@@ -35,6 +35,7 @@ class SeatState:
     proxy_control: socket.socket | None = None
     ready: bool = False
     running: bool = False
+    finished: bool = False  # its proxy answered the job and is exiting: the slot is free again
     init_doomed: bool = False  # killed for a rebuild, not yet reaped
     failures: int = 0
     not_before: float = 0.0  # back-off after a seat failed to get ready
@@ -108,7 +109,8 @@ class Zygote:
             finally:
                 os._exit(1)  # never back into the zygote's loop
         theirs.close()
-        state.proxy_pid, state.proxy_control, state.ready, state.running = pid, ours, False, False
+        state.proxy_pid, state.proxy_control = pid, ours
+        state.ready = state.running = state.finished = False
         self.selector.register(ours, selectors.EVENT_READ, state)
 
     def on_proxy_message(self, state: SeatState) -> None:
@@ -116,6 +118,8 @@ class Zygote:
         data = state.proxy_control.recv(16)
         if proxy.READY in data:
             state.ready = True
+        if proxy.FINISHED in data:
+            state.finished = True
         if not data:
             self._close_proxy_control(state)
 
@@ -185,8 +189,13 @@ class Zygote:
             state.ready, state.running = False, True
 
     def can_start_job(self) -> bool:
-        running = sum(state.running for state in self.seats)
+        running = sum(state.running and not state.finished for state in self.seats)
         return running < self.slots and any(s.ready and not s.running for s in self.seats)
+
+    def _refill_due(self) -> bool:
+        now = time.monotonic()
+        return not self.stopping and any(s.proxy_pid is None and not s.init_doomed and now >= s.not_before
+                                         for s in self.seats)
 
     def _timeout(self) -> float | None:
         waiting = [s.not_before for s in self.seats if s.proxy_pid is None and not s.init_doomed]
@@ -201,14 +210,15 @@ class Zygote:
         listening = False
         while not self.stopping:
             self.reap()
-            self.refill()
             if self.can_start_job() != listening:
                 listening = not listening
                 if listening:
                     self.selector.register(self.listener, selectors.EVENT_READ)
                 else:
                     self.selector.unregister(self.listener)  # back-pressure: clients wait in the backlog
-            for key, _ in self.selector.select(self._timeout()):
+            # A waiting client is handed to a ready seat before any proxy is forked (a fork of this
+            # process takes milliseconds): with more clients than slots, that fork was on every job's path.
+            for key, _ in self.selector.select(0 if self._refill_due() else self._timeout()):
                 if key.fileobj is self.listener and self.can_start_job():
                     self.dispatch()
                 elif key.fd == self._wake[0]:
@@ -216,6 +226,7 @@ class Zygote:
                         os.read(self._wake[0], 4096)
                 elif isinstance(key.data, SeatState) and key.data.proxy_control is not None:
                     self.on_proxy_message(key.data)
+            self.refill()
         signal.set_wakeup_fd(-1)
 
     def drain(self) -> None:

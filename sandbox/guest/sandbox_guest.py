@@ -40,10 +40,35 @@ def emit(obj: Any) -> None:
     _state["emitted"] = True
 
 
+_renames: list[tuple[str, str]] = []  # (host directory, where the jail shows it), longest first
+
+
+def rename_frames(names: dict[str, str]) -> None:
+    """Code loaded before the jail existed names host files; tracebacks name them as the jail has them."""
+    _renames[:] = sorted(names.items(), key=lambda item: -len(item[0]))
+
+
+def _jail_name(path: str) -> str:
+    for host, jailed in _renames:
+        if path == host or path.startswith(host + "/"):
+            return jailed + path[len(host):]
+    return path
+
+
 def _print_job_traceback(exc: BaseException) -> None:
     # Start at the job's own frame: the runner's frame is noise for students.
     tb = exc.__traceback__.tb_next if exc.__traceback__ else None
-    traceback.print_exception(type(exc), exc, tb)
+    report = traceback.TracebackException(type(exc), exc, tb, lookup_lines=False)
+    pending, seen = [report], set()
+    while pending:  # the exception, its causes and contexts, the members of a group
+        item = pending.pop()
+        if id(item) not in seen:
+            seen.add(id(item))
+            for frame in item.stack:
+                frame.filename = _jail_name(frame.filename)  # its line is then read from the jail's file
+            pending += [x for x in (item.__cause__, item.__context__) if x is not None]
+            pending += getattr(item, "exceptions", None) or []
+    print("".join(report.format()), end="", file=sys.stderr)
 
 
 def _exit_code(exc: SystemExit) -> int:

@@ -7,7 +7,6 @@ import errno
 import os
 import re
 import socket
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from sandbox import Limits, run_job
+from sandbox.backends import JAIL_VENV
 from sandbox.protocol import JobRequest, send_message
 from sandbox.tests.conftest import Server
 
@@ -100,7 +100,7 @@ def test_it_cannot_read_etc_shadow(contained: Server) -> None:
 
 
 def test_it_cannot_write_outside_the_job_dir(contained: Server) -> None:
-    venv_file = f"{sys.prefix}/x"  # the venv is visible read-only (even inside a checkout in /tmp)
+    venv_file = f"{JAIL_VENV}/x"  # the venv is visible read-only, at its neutral path
     source = (
         "import sandbox_guest\nfailures = {}\n"
         f"for path in ['/x', '/usr/lib/x', {venv_file!r}, '/proc/x', '/job/ok', '/tmp/ok']:\n"
@@ -317,7 +317,8 @@ def test_the_packages_tests_are_not_in_the_jail(contained: Server) -> None:
 
     tests_dir = os.path.join(FIXTURE_PACKAGE, "tests")
     assert os.path.isfile(os.path.join(tests_dir, "answers.py"))
-    source = (f"import os, sandbox_guest, sbx_fixture_pkg\nsandbox_guest.emit(os.listdir({tests_dir!r}))\n")
+    source = ("import os, sandbox_guest, sbx_fixture_pkg\n"  # the jail shows the package at a neutral path
+              "sandbox_guest.emit(os.listdir(os.path.join(sbx_fixture_pkg.__path__[0], 'tests')))\n")
     result = contained.run(source)
     assert (result.status, result.result) == ("ok", []), result
 

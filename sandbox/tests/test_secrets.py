@@ -179,15 +179,17 @@ def test_only_the_allow_list_of_the_project_is_visible(contained: Server) -> Non
     project = str(PROJECT)  # wherever the checkout is (a CI clone may live under /tmp)
     source = (
         "import os, sandbox_guest, sbx_fixture_pkg\nfrom sbx_fixture_pkg import lazy\n"
-        f"tree = {{p: sorted(os.listdir(p)) for p in ['/', {project!r}, {project + '/sandbox'!r}]}}\n"
-        "sandbox_guest.emit({'tree': tree, 'lazy': lazy.VALUE, 'greeting': sbx_fixture_pkg.GREETING})\n"
+        "tree = {p: sorted(os.listdir(p)) for p in ['/', '/packages', '/guest']}\n"
+        f"sandbox_guest.emit({{'tree': tree, 'project': os.path.exists({project!r}), 'lazy': lazy.VALUE}})\n"
     )
     result = contained.run(source)
     assert result.status == "ok", result.error
     tree = result.result["tree"]
-    assert tree[project] == [".venv", "sandbox"]
-    assert tree[project + "/sandbox"] == ["guest", "tests"]
-    assert not {"etc", "home", "root", "var"} & set(tree["/"]) - {"root"} and "etc" not in tree["/"]
+    assert result.result["project"] is False  # the checkout's path is not in the jail at all
+    assert tree["/packages"] == ["sbx_fixture_pkg"]
+    assert [name for name in tree["/guest"] if name.endswith(".py")] == ["sandbox_guest.py"]
+    assert not {"etc", "home", "root", "var", "work"} & set(tree["/"])
+    assert {"python", "venv", "packages", "guest"} <= set(tree["/"])
     assert result.result["lazy"] == 42
 
 
