@@ -68,9 +68,7 @@ def default_socket_path() -> str:
 
 def _endpoint(target: str | Endpoint) -> Endpoint:
     """An endpoint, or a plain socket path (relative too)."""
-    if isinstance(target, Endpoint):
-        return target
-    return parse_endpoint(target) if "://" in target else Endpoint(f"unix://{target}", path=target)
+    return target if isinstance(target, Endpoint) else parse_endpoint(target)
 
 
 def _exchange(target: str | Endpoint, message: dict[str, Any], timeout: float, max_bytes: int,

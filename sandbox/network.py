@@ -66,9 +66,9 @@ class Endpoint:
 
 
 def parse_endpoint(text: str) -> Endpoint:
-    """`unix:///abs/path`, a bare absolute path, or `tls://host:port`; EndpointError otherwise."""
+    """`unix:///abs/path`, a bare socket path, or `tls://host:port`; EndpointError otherwise."""
     text = text.strip()
-    if text.startswith("/"):
+    if text and "://" not in text:
         return Endpoint(f"unix://{text}", path=text)
     parts = urlsplit(text)
     if parts.scheme == "unix" and parts.path.startswith("/") and not parts.netloc:
