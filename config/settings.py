@@ -210,10 +210,12 @@ CELERY_BEAT_SCHEDULE = {
 # --- Sandbox (see sandbox/ and README "Sandbox") ---------------------------------
 SANDBOX_SOCKET = envstr("SANDBOX_SOCKET", str(BASE_DIR / "run" / "sandbox.sock"))
 # Sandbox hosts on the network (docs/operations.md): a list of unix:///path and tls://host:port; empty, the
-# local SANDBOX_SOCKET alone. TLS endpoints need the deployment's CA and this side's certificate and key
+# local SANDBOX_SOCKET alone; "none" on processes that run no sandbox job (web, beat, the LMS lane): /healthz
+# leaves the sandbox out there. TLS endpoints need the deployment's CA and this side's certificate and key
 # (deploy/make-secrets.sh), each as SANDBOX_TLS_CA_FILE=path or SANDBOX_TLS_CA=<PEM>.
+SANDBOX_USED = envstr("SANDBOX_ENDPOINTS", "").strip().lower() != "none"
 try:
-    SANDBOX_ENDPOINTS = tuple(str(e) for e in parse_endpoints(envstr("SANDBOX_ENDPOINTS", "")))
+    SANDBOX_ENDPOINTS = tuple(str(e) for e in parse_endpoints(envstr("SANDBOX_ENDPOINTS", "") if SANDBOX_USED else ""))
 except EndpointError as _exc:
     raise ImproperlyConfigured(f"SANDBOX_ENDPOINTS: {_exc}") from None
 _sandbox_tls = [envfile(f"SANDBOX_TLS_{part}") for part in ("CA", "CERT", "KEY")]

@@ -326,6 +326,8 @@ def _sandbox_state() -> dict[str, str]:
     channel, which answers while every slot is busy (a busy sandbox is a working one)."""
     from infra.sandbox_pool import sandbox_status
 
+    if not settings.SANDBOX_USED:
+        return {"sandbox": "not used here"}
     states = list(sandbox_status().values())
     answering = [state for state in states if "error" not in state]
     if not answering:

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 
+from sandbox.client import SandboxUnavailable
 from sandbox.job_response import JobResult
 from sandbox.pool import EndpointPool
 
@@ -16,6 +17,8 @@ _lock = threading.Lock()
 
 
 def sandbox_pool() -> EndpointPool:
+    if not settings.SANDBOX_USED:
+        raise SandboxUnavailable("this process runs no sandbox jobs (SANDBOX_ENDPOINTS=none)")
     endpoints = tuple(settings.SANDBOX_ENDPOINTS) or (settings.SANDBOX_SOCKET,)
     key = (endpoints, settings.SANDBOX_TLS)
     with _lock:

@@ -258,6 +258,14 @@ def test_healthz_answers_ok_within_a_second_while_every_sandbox_slot_is_busy(
 
 
 @pytest.mark.django_db
+def test_healthz_leaves_out_the_sandbox_where_no_job_runs(client: Client, settings: Any, tmp_path: Any) -> None:
+    settings.SANDBOX_USED = False  # SANDBOX_ENDPOINTS=none: web, beat, the LMS lane
+    settings.SANDBOX_SOCKET = str(tmp_path / "nobody-listens.sock")
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json()["sandbox"] == "not used here"
+
+
+@pytest.mark.django_db
 def test_healthz_is_503_when_the_broker_is_down(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     from config.celery_app import app
 
