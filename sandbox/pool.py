@@ -6,11 +6,12 @@
 Spread: each job goes to an endpoint picked at random among the healthy ones (no shared state
 between processes is needed, and a busy host's listen backlog evens out). Health: an endpoint that
 refused, timed out or failed TLS is skipped for `back_off_seconds`, doubling on each further failure
-up to `MAX_BACK_OFF_SECONDS`, and is healthy again after its next success; when every endpoint is
-backing off they are all tried, the one back soonest first. Retries: a job moves to another endpoint
-ONLY when it certainly did not start there (`SandboxNotStarted`: no request was sent, or the host's
-listener says its server refused); once the request is sent, any failure is raised as it is, since
-the job may have run.
+up to `MAX_BACK_OFF_SECONDS`; once its back-off is over it is asked for its `status` (the channel
+the server answers while every slot is busy) before it gets a job again, and is healthy after the
+first answer. When every endpoint is backing off they are all tried, the one back soonest first.
+Retries: a job moves to another endpoint ONLY when it certainly did not start there
+(`SandboxNotStarted`: no request was sent, or the host's listener says its server refused); once the
+request is sent, any failure is raised as it is, since the job may have run.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox.client import SandboxNotStarted, SandboxUnavailable, run_job, status
+from sandbox.client import SandboxError, SandboxNotStarted, SandboxUnavailable, run_job, status
 from sandbox.job_response import JobResult
 from sandbox.network import Endpoint, EndpointError, TlsFiles, client_context, parse_endpoint
 
 BACK_OFF_SECONDS = 2.0
 MAX_BACK_OFF_SECONDS = 30.0
+PROBE_SECONDS = 2.0  # a recovering endpoint's status must answer within this
 
 
 class EndpointPool:
@@ -76,6 +78,9 @@ class EndpointPool:
         """`client.run_job(**job)` on one endpoint; SandboxUnavailable when none would take it."""
         refusals = []
         for endpoint in self.order():
+            if self._recovering(endpoint) and not self._answers(endpoint):
+                refusals.append(f"{endpoint}: no answer to status")
+                continue
             try:
                 result = run_job(socket_path=endpoint, tls=self.tls, **job)
             except SandboxNotStarted as exc:
@@ -85,6 +90,21 @@ class EndpointPool:
             self.mark_up(endpoint)
             return result
         raise SandboxNotStarted("no sandbox endpoint took the job: " + "; ".join(refusals)[:2000])
+
+    def _recovering(self, endpoint: Endpoint) -> bool:
+        with self._lock:
+            return endpoint.url in self._failures
+
+    def _answers(self, endpoint: Endpoint) -> bool:
+        try:
+            status(socket_path=endpoint, timeout=PROBE_SECONDS, tls=self.tls)
+        except SandboxUnavailable:
+            self.mark_down(endpoint)
+            return False
+        except SandboxError:
+            pass  # it answers, if oddly: the job will tell
+        self.mark_up(endpoint)
+        return True
 
     def status(self, timeout: float = 2.0) -> dict[str, dict[str, Any]]:
         """Each endpoint's status, or {"error": ...}; updates health. Answers while slots are busy."""
