@@ -23,7 +23,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sandbox.client import SandboxError, SandboxNotStarted, SandboxUnavailable, run_job, status
+from sandbox import client
+from sandbox.client import SandboxError, SandboxNotStarted, SandboxUnavailable
 from sandbox.job_response import JobResult
 from sandbox.network import Endpoint, EndpointError, TlsFiles, client_context, parse_endpoint
 
@@ -82,7 +83,7 @@ class EndpointPool:
                 refusals.append(f"{endpoint}: no answer to status")
                 continue
             try:
-                result = run_job(socket_path=endpoint, tls=self.tls, **job)
+                result = client.run_job(socket_path=endpoint, tls=self.tls, **job)
             except SandboxNotStarted as exc:
                 self.mark_down(endpoint)
                 refusals.append(str(exc))
@@ -97,7 +98,7 @@ class EndpointPool:
 
     def _answers(self, endpoint: Endpoint) -> bool:
         try:
-            status(socket_path=endpoint, timeout=PROBE_SECONDS, tls=self.tls)
+            client.status(socket_path=endpoint, timeout=PROBE_SECONDS, tls=self.tls)
         except SandboxUnavailable:
             self.mark_down(endpoint)
             return False
@@ -111,7 +112,7 @@ class EndpointPool:
         states: dict[str, dict[str, Any]] = {}
         for endpoint in self.endpoints:
             try:
-                states[endpoint.url] = status(socket_path=endpoint, timeout=timeout, tls=self.tls)
+                states[endpoint.url] = client.status(socket_path=endpoint, timeout=timeout, tls=self.tls)
             except SandboxUnavailable as exc:
                 self.mark_down(endpoint)
                 states[endpoint.url] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
