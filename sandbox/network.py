@@ -39,6 +39,7 @@ TORCHLESS_SUFFIX = ".torchless"  # the torch-less server's socket beside the mai
 CONNECT_SECONDS = 5.0  # TCP connect plus TLS handshake; past it the endpoint counts as down
 HANDSHAKE_SECONDS = 10.0  # the listener's bound on a client's handshake and request
 _RELAY_CHUNK = 1 << 16
+MAX_CONNECTIONS = 512  # open at once (handshaking, waiting for a slot, running); past it new ones are closed
 _NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY, _TCP_LISTEN, _UDIAG_SHOW_RQLEN, _UNIX_DIAG_RQLEN = 4, 20, 10, 0x10, 4
 
 
@@ -192,11 +193,15 @@ class Listener:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def serve_forever(self) -> None:
+        places = threading.BoundedSemaphore(MAX_CONNECTIONS)
         while True:
             conn, peer = self.sock.accept()
-            threading.Thread(target=self._handle, args=(conn, peer), daemon=True).start()
+            if not places.acquire(blocking=False):  # a flood of idle connections holds no more threads
+                conn.close()
+                continue
+            threading.Thread(target=self._handle, args=(conn, peer, places), daemon=True).start()
 
-    def _handle(self, conn: socket.socket, peer: Any) -> None:
+    def _handle(self, conn: socket.socket, peer: Any, places: threading.BoundedSemaphore) -> None:
         try:
             conn.settimeout(HANDSHAKE_SECONDS)
             with self.tls.wrap_socket(conn, server_side=True) as secure:
@@ -206,6 +211,7 @@ class Listener:
             log.info("network client %s: %s", peer[0] if peer else "?", exc)
         finally:
             conn.close()
+            places.release()
 
     def _answer(self, secure: ssl.SSLSocket, document: dict[str, Any]) -> None:
         if document.get("op") in ("ping", "status"):
