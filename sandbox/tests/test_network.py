@@ -202,3 +202,17 @@ def test_endpoint_lists_are_checked_with_a_clear_error() -> None:
             parse_endpoints(bad)
     with pytest.raises(EndpointError, match="SANDBOX_TLS_CA"):
         EndpointPool(["tls://sb-1:7000"])
+
+
+def test_a_failing_endpoint_rests_longer_each_time_and_is_tried_last() -> None:
+    pool = EndpointPool(["/run/a.sock", "/run/b.sock", "/run/c.sock"], back_off_seconds=10)
+    a, b, c = pool.endpoints
+    pool.mark_down(a)
+    pool.mark_down(a)  # 20 s
+    pool.mark_down(b)  # 10 s
+    assert pool.healthy() == [c]
+    assert pool.order() == [c, b, a]  # when all else fails, the one back soonest first
+    pool.mark_up(a)
+    assert sorted(str(e) for e in pool.order()[:2]) == ["unix:///run/a.sock", "unix:///run/c.sock"]
+    with pytest.raises(SandboxNotStarted, match="no sandbox endpoint took the job"):
+        EndpointPool(["/nonexistent/a.sock", "/nonexistent/b.sock"]).run_job(source="print(1)")
