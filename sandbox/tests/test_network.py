@@ -216,3 +216,15 @@ def test_a_failing_endpoint_rests_longer_each_time_and_is_tried_last() -> None:
     assert sorted(str(e) for e in pool.order()[:2]) == ["unix:///run/a.sock", "unix:///run/c.sock"]
     with pytest.raises(SandboxNotStarted, match="no sandbox endpoint took the job"):
         EndpointPool(["/nonexistent/a.sock", "/nonexistent/b.sock"]).run_job(source="print(1)")
+
+
+def test_no_job_and_not_the_zygote_ever_holds_the_hosts_private_key(
+        hosts: list[Host], pki: tuple[Path, Path], client_tls: ssl.SSLContext) -> None:
+    from sandbox.tests.test_secrets import _SCAN_JOB, _needle, _process_memory_contains
+
+    key = (pki[0] / "server-localhost.key").read_text().splitlines()[1]  # a line of the key's base64
+    result = run_job(source=_SCAN_JOB, input={"key": _needle(key)}, limits=Limits(wall_seconds=20, cpu_seconds=15),
+                     socket_path=hosts[0].endpoint, tls=client_tls)
+    assert result.status == "ok" and result.result["regions"] > 0, result
+    assert result.result["found"] == {"key": {"memory": False, "objects": False}}
+    assert not _process_memory_contains(hosts[0].process.pid, key.encode())  # the zygote read no key
