@@ -8,6 +8,7 @@ variable and its `_FILE` is refused as ambiguous."""
 from __future__ import annotations
 
 import os
+import tempfile
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -63,3 +64,22 @@ def envfloat(name: str, default: float) -> float:
         return float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+
+
+def envfile(name: str) -> str | None:
+    """A path for a library that reads a file (a TLS key): `<name>_FILE=path` is used as it is (a mounted
+    secret), `<name>=<content>` is written once to a private (0600) temporary file; None when neither."""
+    path = os.environ.get(f"{name}_FILE")
+    if path is not None:
+        if name in os.environ:
+            raise ImproperlyConfigured(f"set {name} or {name}_FILE, not both")
+        if not os.access(path, os.R_OK):
+            raise ImproperlyConfigured(f"{name}_FILE={path} cannot be read")
+        return path
+    content = os.environ.get(name)
+    if not content:
+        return None
+    handle, path = tempfile.mkstemp(prefix=f"{name.lower()}-")  # mode 0600
+    with os.fdopen(handle, "w", encoding="utf-8") as copy:
+        copy.write(content if content.endswith("\n") else content + "\n")
+    return path

@@ -10,7 +10,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import envbool, envfloat, envint, envstr
+from config.env import envbool, envfile, envfloat, envint, envstr
+from sandbox.network import EndpointError, TlsFiles, parse_endpoints
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEBUG = envbool("DEBUG", False)  # off unless a local development run says so (scripts/run.sh --dev)
@@ -208,6 +209,21 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- Sandbox (see sandbox/ and README "Sandbox") ---------------------------------
 SANDBOX_SOCKET = envstr("SANDBOX_SOCKET", str(BASE_DIR / "run" / "sandbox.sock"))
+# Sandbox hosts on the network (docs/operations.md): a list of unix:///path and tls://host:port; empty, the
+# local SANDBOX_SOCKET alone; "none" on processes that run no sandbox job (web, beat, the LMS lane): /healthz
+# leaves the sandbox out there. TLS endpoints need the deployment's CA and this side's certificate and key
+# (deploy/make-secrets.sh), each as SANDBOX_TLS_CA_FILE=path or SANDBOX_TLS_CA=<PEM>.
+SANDBOX_USED = envstr("SANDBOX_ENDPOINTS", "").strip().lower() != "none"
+try:
+    SANDBOX_ENDPOINTS = tuple(str(e) for e in parse_endpoints(envstr("SANDBOX_ENDPOINTS", "") if SANDBOX_USED else ""))
+except EndpointError as _exc:
+    raise ImproperlyConfigured(f"SANDBOX_ENDPOINTS: {_exc}") from None
+_sandbox_tls = [envfile(f"SANDBOX_TLS_{part}") for part in ("CA", "CERT", "KEY")]
+if any(_sandbox_tls) and not all(_sandbox_tls):
+    raise ImproperlyConfigured("set all of SANDBOX_TLS_CA, SANDBOX_TLS_CERT and SANDBOX_TLS_KEY, or none")
+SANDBOX_TLS = TlsFiles(*_sandbox_tls) if all(_sandbox_tls) else None  # type: ignore[arg-type]
+if SANDBOX_TLS is None and any(e.startswith("tls://") for e in SANDBOX_ENDPOINTS):
+    raise ImproperlyConfigured("tls:// sandbox endpoints need SANDBOX_TLS_CA, SANDBOX_TLS_CERT and SANDBOX_TLS_KEY")
 SANDBOX_ALLOW_INSECURE_DEV_BACKEND = envbool("SANDBOX_ALLOW_INSECURE_DEV_BACKEND", False)
 SANDBOX_LIMITS = {
     "wall_seconds": envfloat("SANDBOX_WALL_SECONDS", 5.0),

@@ -337,7 +337,7 @@ def submission_error(*, submission: Submission, show_reason: bool) -> str | None
 
 def health_report() -> dict[str, str]:
     """Reachability of what grading needs; "ok" or a short reason (no addresses or secrets)."""
-    return {"database": _database_state(), "broker": _broker_state(), "sandbox": _sandbox_state()}
+    return {"database": _database_state(), "broker": _broker_state(), **_sandbox_state()}
 
 
 _ready: tuple[float, dict[str, str]] | None = None  # (when, report): readiness checked once per interval
@@ -373,12 +373,18 @@ def _broker_state() -> str:
     return "ok"
 
 
-def _sandbox_state() -> str:
-    """Code parts always need it, whatever runs the reference programs."""
-    from sandbox.client import SandboxError, ping
+def _sandbox_state() -> dict[str, str]:
+    """Code parts always need it, whatever runs the reference programs. Asked on each endpoint's status
+    channel, which answers while every slot is busy (a busy sandbox is a working one)."""
+    from infra.sandbox_pool import sandbox_status
 
-    try:
-        ping(socket_path=settings.SANDBOX_SOCKET, timeout=2.0)
-    except SandboxError as exc:
-        return f"unreachable ({type(exc).__name__})"
-    return "ok"
+    if not settings.SANDBOX_USED:
+        return {"sandbox": "not used here"}
+    states = list(sandbox_status().values())
+    answering = [state for state in states if "error" not in state]
+    if not answering:
+        why = states[0]["error"].split(":", 1)[0] if len(states) == 1 else f"0 of {len(states)} endpoints"
+        return {"sandbox": f"unreachable ({why})"}
+    busy, slots = sum(s["busy"] for s in answering), sum(s["slots"] for s in answering)
+    hosts = "" if len(states) == 1 else f", {len(answering)} of {len(states)} endpoints answering"
+    return {"sandbox": "ok", "sandbox_load": f"{busy} of {slots} slots busy{hosts}"}

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from django.conf import settings
-
 from assignments.models import Part
 from assignments.part_config import CodeConfig
 from chainrule import Diagnosis, Highlight
@@ -78,12 +76,12 @@ def _run_harness(*, job: dict[str, Any], without_torch: bool = False) -> Any:
 
 
 def _harness_job(*, job: dict[str, Any], without_torch: bool) -> Any:
-    from sandbox.client import SandboxError, run_job
+    from infra.sandbox_pool import sandbox_job
+    from sandbox.client import SandboxError
 
     try:
-        result = run_job(source=harness_source(), input=job, limits=sandbox_limits(), without_torch=without_torch,
-                         socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
-                         allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
+        result = sandbox_job(source=harness_source(), input=job, limits=sandbox_limits(), without_torch=without_torch,
+                             log_fields=current_log_fields())
     except SandboxError as exc:
         raise SandboxUnavailable(exc) from None
     if result.status == "ok" and result.result is not None:

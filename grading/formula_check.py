@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from django.conf import settings
-
 from chainrule.answers.formula_job import CHECK_JOB, equivalence_request
 from chainrule.answers.formula_parse import Formula
 from config.structured_logging import current_log_fields
@@ -27,16 +25,15 @@ def formula_equivalence_check(answer: Formula, reference: Formula, variables: li
                               points: list[dict[str, float]]) -> bool | None:
     """True/False from SymPy; None when the job ran out of time or memory.
     Raises ReferenceRunError when the sandbox itself is unavailable (an infrastructure error)."""
-    from sandbox.client import SandboxError, run_job
+    from infra.sandbox_pool import sandbox_job
+    from sandbox.client import SandboxError
 
     limits = replace(sandbox_limits(), cpu_seconds=CPU_SECONDS, wall_seconds=WALL_SECONDS, memory_mb=MEMORY_MB)
     request = equivalence_request(answer, reference, variables, points)
 
     def run() -> Any:
         try:
-            return run_job(source=CHECK_JOB, input=request, limits=limits, socket_path=settings.SANDBOX_SOCKET,
-                           log_fields=current_log_fields(),
-                           allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
+            return sandbox_job(source=CHECK_JOB, input=request, limits=limits, log_fields=current_log_fields())
         except SandboxError as exc:
             raise SandboxUnavailable(exc) from None
 

@@ -91,12 +91,12 @@ class SandboxRunner(ReferenceRunner):
     """Runs the analysis in the warm sandbox (tens of milliseconds instead of a fresh torch import)."""
 
     def request(self, job: dict[str, Any]) -> Any:
-        from sandbox.client import SandboxError, run_job
+        from infra.sandbox_pool import sandbox_job
+        from sandbox.client import SandboxError
 
         try:
-            result = run_job(source=ANALYZE_JOB, input=job, limits=sandbox_limits(reference=True),
-                             socket_path=settings.SANDBOX_SOCKET, log_fields=current_log_fields(),
-                             allow_insecure_dev_backend=settings.SANDBOX_ALLOW_INSECURE_DEV_BACKEND)
+            result = sandbox_job(source=ANALYZE_JOB, input=job, limits=sandbox_limits(reference=True),
+                                 log_fields=current_log_fields())
         except SandboxError as exc:
             raise SandboxUnavailable(exc) from None
         if result.status != "ok" or not isinstance(result.result, dict):

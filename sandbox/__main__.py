@@ -1,8 +1,10 @@
-"""Command line: `python -m sandbox serve|run|ping`.
+"""Command line: `python -m sandbox serve|run|ping|status`.
 
     python -m sandbox serve --socket PATH [--slots N] [--uid-base N] [--preload MOD]... [--package-dir DIR]...
+                            [--listen HOST:PORT --tls-ca CA --tls-cert CERT --tls-key KEY]
     python -m sandbox run FILE [--timeout S] [--cpu S] [--memory MB] [--input JSON] [--socket PATH] --json
     python -m sandbox ping [--socket PATH]
+    python -m sandbox status [--socket PATH | tls://HOST:PORT --tls-ca CA --tls-cert CERT --tls-key KEY]
 
 Exit status of `run`: 0 when the job produced a result document (whatever its
 status), 2 for unreadable input or impossible limits, 3 when the sandbox failed.
@@ -11,17 +13,20 @@ status), 2 for unreadable input or impossible limits, 3 when the sandbox failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import grp
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 
-from sandbox.client import SandboxError, SandboxUnavailable, default_socket_path, ping, run_job
+from sandbox.client import SandboxError, SandboxUnavailable, default_socket_path, ping, run_job, status
 from sandbox.job_response import JobResult
 from sandbox.limits import Limits, LimitsError, validate_limits
+from sandbox.network import TlsFiles, client_context
 
 _PYTHON_SET = {"LC_CTYPE"}  # set by the interpreter itself (PEP 538 locale coercion)
 ONE_OFF_UID_BASE = 60900
@@ -45,11 +50,27 @@ def _serve(args: argparse.Namespace) -> int:
         socket_mode=int(args.socket_mode, 8),
         socket_gid=grp.getgrnam(args.socket_group).gr_gid if args.socket_group else None,
     )
+    listener = None
     try:
+        if args.listen:  # forked now: the key never enters the zygote's memory, which every job inherits
+            from sandbox import network
+
+            listener = network.start_listener(args.listen, _tls_files(args), config.socket_path)
         return server.serve(config)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, ValueError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if listener is not None:
+            with contextlib.suppress(OSError):
+                os.kill(listener, signal.SIGTERM)
+                os.waitpid(listener, 0)
+
+
+def _tls_files(args: argparse.Namespace) -> TlsFiles:
+    if not (args.tls_ca and args.tls_cert and args.tls_key):
+        raise ValueError("a TLS endpoint needs --tls-ca, --tls-cert and --tls-key (deploy/make-secrets.sh makes them)")
+    return TlsFiles(ca=args.tls_ca, cert=args.tls_cert, key=args.tls_key)
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -124,6 +145,26 @@ def _ping(args: argparse.Namespace) -> int:
     return 0
 
 
+def _status(args: argparse.Namespace) -> int:
+    target = args.socket or default_socket_path()
+    try:
+        tls = client_context(_tls_files(args)) if target.startswith("tls://") else None
+        print(json.dumps(status(socket_path=target, tls=tls)))
+    except ValueError as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 2
+    except SandboxError as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _tls_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tls-ca", help="the deployment's CA certificate (PEM)")
+    parser.add_argument("--tls-cert", help="this side's certificate, signed by that CA (PEM)")
+    parser.add_argument("--tls-key", help="its private key (PEM)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sandbox", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -137,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-insecure-dev-backend", action="store_true")
     serve.add_argument("--socket-mode", default="600", help="octal permissions of the socket")
     serve.add_argument("--socket-group", help="group allowed to connect (with --socket-mode 660)")
+    serve.add_argument("--listen", help="also take jobs over mutual TLS on HOST:PORT (needs the --tls-* files)")
+    _tls_arguments(serve)
     serve.set_defaults(handler=_serve)
     run = commands.add_parser("run", help="run FILE in the sandbox and print its result")
     run.add_argument("file")
@@ -154,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
     ping_command = commands.add_parser("ping", help="check that a server answers")
     ping_command.add_argument("--socket")
     ping_command.set_defaults(handler=_ping)
+    status_command = commands.add_parser("status", help="slots, busy, queued: answers while every slot is busy")
+    status_command.add_argument("--socket", help="a unix socket path or tls://HOST:PORT")
+    _tls_arguments(status_command)
+    status_command.set_defaults(handler=_status)
     return parser
 
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 
 from sandbox.client import SandboxUnavailable, ping
+from sandbox.network import TlsFiles
 
 DEFAULT_UID_BASE = 60000
 
@@ -27,11 +28,14 @@ def spawn_server(
     env: dict[str, str] | None = None,
     stderr: int | None = None,
     startup_timeout: float = 120.0,
+    listen: str | None = None,
+    tls: TlsFiles | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start `python -m sandbox serve` with an EMPTY environment and wait until it answers.
 
     The empty environment is the point: the zygote's memory is inherited by every
-    job, so it must never have seen a secret (database URLs, API keys, ...).
+    job, so it must never have seen a secret (database URLs, API keys, ...). `listen` (`HOST:PORT`, with
+    `tls`) also takes jobs over mutual TLS there.
     """
     command = [python or sys.executable, "-m", "sandbox", "serve", "--socket", socket_path,
                "--uid-base", str(uid_base), "--backend", backend]
@@ -39,6 +43,10 @@ def spawn_server(
     command += [arg for name in preload for arg in ("--preload", name)]
     command += [arg for path in package_dirs for arg in ("--package-dir", path)]
     command += ["--allow-insecure-dev-backend"] if allow_insecure_dev_backend else []
+    if listen:
+        if tls is None:
+            raise ValueError("listening on the network needs the deployment's TLS files")
+        command += ["--listen", listen, "--tls-ca", tls.ca, "--tls-cert", tls.cert, "--tls-key", tls.key]
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     process = subprocess.Popen(command, env={} if env is None else env, cwd=package_parent,
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 
-from sandbox import backends, jail, linux, logs, torchless, warm
+from sandbox import backends, jail, linux, logs, network, torchless, warm
 from sandbox.cgroups import CgroupTree, setup_cgroups
 from sandbox.confine import Identity
 from sandbox.context import HARDENED, Seat, ServerContext
@@ -149,8 +149,7 @@ def prepare(config: ServerConfig, backend: str, shared: Shared, *, with_torch: b
     return Prepared(ctx, seats, root_dir)
 
 
-def _listen(config: ServerConfig) -> socket.socket:
-    path = config.socket_path
+def _listen(config: ServerConfig, path: str) -> socket.socket:
     if os.path.exists(path):
         with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as probe:
             probe.connect(path)
@@ -192,8 +191,10 @@ def _run_zygote(config: ServerConfig, backend: str, shared: Shared, *, ready: in
     prepared = prepare(config, backend, shared, with_torch=sibling is not None)
     if sibling is not None:
         torchless.await_ready(sibling)  # when our socket answers, the sibling's does too
-    zygote = Zygote(_listen(config), prepared.ctx, [SeatState(seat) for seat in prepared.seats], config.slots,
-                    sibling=sibling.pid if sibling else None)
+    status_path = config.socket_path + network.STATUS_SUFFIX  # answered by the accept loop, busy or not
+    zygote = Zygote(_listen(config, config.socket_path), prepared.ctx, [SeatState(seat) for seat in prepared.seats],
+                    config.slots, sibling=sibling.pid if sibling else None,
+                    status_listener=_listen(config, status_path))
     if ready is not None:
         torchless.report_ready(ready)
 
@@ -213,8 +214,11 @@ def _run_zygote(config: ServerConfig, backend: str, shared: Shared, *, ready: in
         zygote.run()
     finally:
         zygote.listener.close()
-        with contextlib.suppress(OSError):
-            os.unlink(config.socket_path)
+        if zygote.status_listener is not None:
+            zygote.status_listener.close()
+        for path in (config.socket_path, status_path):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         zygote.drain()
         if prepared.root_dir is not None:
             with contextlib.suppress(OSError):

@@ -5,7 +5,9 @@ and, per job, a proxy forked in advance. Seats outnumber slots two to one: at
 most `slots` jobs run at once (one per core) while the other seats get ready.
 When no job may start the zygote stops accepting, and clients queue in the
 listen backlog: that is the back-pressure. The zygote never reads a byte of a
-connection or of an init's messages; it only forks and passes descriptors.
+connection or of an init's messages; it only forks and passes descriptors. On the status
+socket beside the main one it answers every connection at once with its status (slots, busy,
+queued), busy or not, again without reading a byte.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field
 
 from sandbox import linux, proxy, seat_init, warm
 from sandbox.context import Seat, ServerContext
+from sandbox.network import accept_queue_length
+from sandbox.protocol import PROTOCOL_VERSION, send_message
 
 log = logging.getLogger("sandbox")
 _DRAIN_SECONDS = 10.0
@@ -54,6 +58,7 @@ class Zygote:
     stopping: bool = False
     sibling: int | None = None  # the torch-less server's pid: when it dies, this server stops too
     sibling_lost: bool = False
+    status_listener: socket.socket | None = None
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
     _wake: tuple[int, int] = (-1, -1)
 
@@ -65,6 +70,8 @@ class Zygote:
                 if sock is not None and not any(sock is k for k in keep):
                     os.close(sock.detach())
         os.close(self.listener.detach())
+        if self.status_listener is not None:
+            os.close(self.status_listener.detach())
         self.selector.close()
         for fd in self._wake:
             os.close(fd)
@@ -188,6 +195,20 @@ class Zygote:
             socket.send_fds(state.proxy_control, [b"J"], [conn.fileno()])
             state.ready, state.running = False, True
 
+    def status(self) -> dict[str, object]:
+        return {"v": PROTOCOL_VERSION, "op": "status", "version": PROTOCOL_VERSION, "backend": self.ctx.backend,
+                "torch": self.ctx.torch, "slots": self.slots, "busy": sum(s.running for s in self.seats),
+                "queued": accept_queue_length(self.listener), "stopping": self.stopping}
+
+    def answer_status(self) -> None:
+        """Write the status to a connection on the status socket, unread, and close it."""
+        assert self.status_listener is not None
+        with contextlib.suppress(OSError):
+            conn, _ = self.status_listener.accept()
+            with conn:
+                conn.settimeout(0.5)
+                send_message(conn, self.status())
+
     def can_start_job(self) -> bool:
         running = sum(state.running and not state.finished for state in self.seats)
         return running < self.slots and any(s.ready and not s.running for s in self.seats)
@@ -207,6 +228,8 @@ class Zygote:
             os.set_blocking(fd, False)
         signal.set_wakeup_fd(self._wake[1])  # SIGCHLD / SIGTERM wake the selector
         self.selector.register(self._wake[0], selectors.EVENT_READ)
+        if self.status_listener is not None:
+            self.selector.register(self.status_listener, selectors.EVENT_READ)
         listening = False
         while not self.stopping:
             self.reap()
@@ -221,6 +244,8 @@ class Zygote:
             for key, _ in self.selector.select(0 if self._refill_due() else self._timeout()):
                 if key.fileobj is self.listener and self.can_start_job():
                     self.dispatch()
+                elif key.fileobj is self.status_listener:
+                    self.answer_status()
                 elif key.fd == self._wake[0]:
                     with contextlib.suppress(BlockingIOError):
                         os.read(self._wake[0], 4096)

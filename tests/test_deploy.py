@@ -58,8 +58,38 @@ def test_one_worker_service_consumes_each_lane_and_every_command_names_real_code
     web = _argv("web")
     assert web[0] == "sh" and (ROOT / web[1]).is_file()
     assert "config.wsgi" in (ROOT / web[1]).read_text() and importlib.util.find_spec("config.wsgi") is not None
-    for name in ("release", "worker-numeric", "worker-code", "worker-maintenance"):  # they run sandbox jobs
+    for name in SANDBOX_USERS:  # they run sandbox jobs
         assert SERVICES[name]["depends_on"]["sandbox"] == {"condition": "service_healthy"}, name
+
+
+SANDBOX_USERS = ("release", "worker-numeric", "worker-code", "worker-maintenance")
+
+
+def test_only_the_sandbox_host_is_privileged_and_the_workers_that_run_jobs_reach_it_over_mutual_tls() -> None:
+    from sandbox.__main__ import build_parser
+    from sandbox.network import parse_endpoints
+
+    privileged = {name for name, service in SERVICES.items()
+                  if service.get("cap_add") or service.get("user") == "0" or service.get("security_opt")}
+    assert privileged == {"sandbox"}
+    server = build_parser().parse_args(_argv("sandbox")[3:])
+    assert server.listen == "0.0.0.0:7000" and not SERVICES["sandbox"].get("ports")  # never published
+    secrets = {name: spec["file"] for name, spec in yaml.safe_load(
+        (ROOT / "docker-compose.yml").read_text(encoding="utf-8"))["secrets"].items()}
+    mounted = {f"/run/secrets/{name}" for name in SERVICES["sandbox"]["secrets"]}
+    assert {server.tls_ca, server.tls_cert, server.tls_key} == mounted
+    for name in SERVICES:
+        environment = SERVICES[name].get("environment") or {}
+        if name in SANDBOX_USERS:
+            assert [e.host for e in parse_endpoints(environment["SANDBOX_ENDPOINTS"])] == ["sandbox"], name
+            for part in ("CA", "CERT", "KEY"):
+                path = environment[f"SANDBOX_TLS_{part}_FILE"]
+                assert path.removeprefix("/run/secrets/") in SERVICES[name]["secrets"], (name, part)
+        elif name in APP_SERVICES:
+            assert environment["SANDBOX_ENDPOINTS"] == "none", name  # web, beat, the LMS lane: no sandbox
+    # the files deploy/make-secrets.sh writes, with the server certificate named for the compose service
+    assert secrets["sandbox_server_cert"] == "./secrets/sandbox-tls/server-sandbox.crt"
+    assert "sandbox" in (ROOT / "deploy" / "make-secrets.sh").read_text().split("SANDBOX_HOSTS:-", 1)[1][:10]
 
 
 APP_SERVICES = ("release", "web", "worker-numeric", "worker-code", "worker-maintenance", "worker-lms", "beat")
@@ -207,10 +237,41 @@ def test_the_kubernetes_topology_is_the_production_one() -> None:
 
     workers = {name for name in by_kind["Deployment"] if name.startswith("grader-worker-")}
     assert workers == {f"grader-worker-{lane}" for lane in LANES}
-    for name, deployment in by_kind["Deployment"].items():
-        spec = deployment["spec"]["template"]["spec"]
-        sidecars = [c["name"] for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
-        assert ("sandbox" in sidecars) == (name in {"grader-worker-numeric", "grader-worker-code",
-                                                      "grader-worker-maintenance"}), name
-        for container in spec["containers"]:  # only the sandbox sidecar runs as root
+    users = {"grader-worker-numeric", "grader-worker-code", "grader-worker-maintenance", "grader-release"}
+    client = by_kind["ConfigMap"]["grader-sandbox-client"]["data"]
+    for name, workload in {**by_kind["Deployment"], **by_kind["Job"]}.items():
+        spec = workload["spec"]["template"]["spec"]
+        assert not spec.get("initContainers"), name  # no sandbox beside a worker any more
+        for container in spec["containers"]:  # none of them runs as root
             assert container["securityContext"]["runAsNonRoot"] is True, name
+            sources = [source["configMapRef"]["name"] for source in container["envFrom"]]
+            if name in users:
+                assert "grader-sandbox-client" in sources, name
+                mounts = {m["mountPath"] for m in container["volumeMounts"]}
+                assert all(client[f"SANDBOX_TLS_{part}_FILE"].rsplit("/", 1)[0] in mounts
+                           for part in ("CA", "CERT", "KEY")), name
+            else:
+                assert {"name": "SANDBOX_ENDPOINTS", "value": "none"} in container["env"], name
+
+
+def test_the_kubernetes_sandbox_hosts_are_the_only_privileged_pods_and_listen_with_mutual_tls() -> None:
+    from sandbox.__main__ import build_parser
+    from sandbox.network import parse_endpoints
+
+    by_kind: dict[str, dict[str, Any]] = {}
+    for document in _manifests():
+        by_kind.setdefault(document["kind"], {})[document["metadata"]["name"]] = document
+    hosts = by_kind["StatefulSet"]["grader-sandbox"]
+    server = hosts["spec"]["template"]["spec"]["containers"][0]
+    args = build_parser().parse_args(server["command"][3:])
+    assert args.listen == "0.0.0.0:7000" and args.tls_cert.endswith("server-$(POD_NAME).grader-sandbox.crt")
+    assert server["readinessProbe"]["exec"]["command"][3] == "status"  # answers while every slot is busy
+    endpoints = parse_endpoints(by_kind["ConfigMap"]["grader-sandbox-client"]["data"]["SANDBOX_ENDPOINTS"])
+    names = [f"grader-sandbox-{i}.{hosts['spec']['serviceName']}" for i in range(hosts["spec"]["replicas"])]
+    assert [(e.host, e.port) for e in endpoints] == [(name, 7000) for name in names]
+    assert by_kind["Service"]["grader-sandbox"]["spec"]["clusterIP"] == "None"
+    assert "grader-sandbox" in by_kind["PodDisruptionBudget"] and "grader-sandbox" in by_kind["NetworkPolicy"]
+    privileged = [d["metadata"]["name"] for d in _manifests() if "template" in d.get("spec", {}) and any(
+        c.get("securityContext", {}).get("capabilities", {}).get("add")
+        for c in d["spec"]["template"]["spec"]["containers"])]
+    assert privileged == ["grader-sandbox"]

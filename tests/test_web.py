@@ -229,6 +229,43 @@ def test_healthz_names_an_unreachable_sandbox(client: Client, settings: Any, tmp
 
 
 @pytest.mark.django_db
+def test_healthz_answers_ok_within_a_second_while_every_sandbox_slot_is_busy(
+        client: Client, sandbox_socket: str) -> None:
+    """It answered 503 "sandbox unreachable" while two students' looping code held both slots."""
+    import threading
+
+    from sandbox import Limits, run_job
+    from sandbox.client import status
+
+    slots = status(socket_path=sandbox_socket)["slots"]
+    loop = {"source": "while True:\n    pass\n", "limits": Limits(wall_seconds=3, cpu_seconds=3),
+            "socket_path": sandbox_socket}
+    loopers = [threading.Thread(target=run_job, kwargs=loop) for _ in range(slots + 1)]
+    for looper in loopers:
+        looper.start()
+    try:
+        deadline = time.monotonic() + 2
+        while status(socket_path=sandbox_socket)["busy"] < slots and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = time.monotonic()
+        response = client.get("/healthz")
+        assert time.monotonic() - started < 1.0
+        assert response.status_code == 200 and response.json()["sandbox"] == "ok"
+        assert response.json()["sandbox_load"] == f"{slots} of {slots} slots busy"
+    finally:
+        for looper in loopers:
+            looper.join()
+
+
+@pytest.mark.django_db
+def test_healthz_leaves_out_the_sandbox_where_no_job_runs(client: Client, settings: Any, tmp_path: Any) -> None:
+    settings.SANDBOX_USED = False  # SANDBOX_ENDPOINTS=none: web, beat, the LMS lane
+    settings.SANDBOX_SOCKET = str(tmp_path / "nobody-listens.sock")
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json()["sandbox"] == "not used here"
+
+
+@pytest.mark.django_db
 def test_healthz_is_503_when_the_broker_is_down(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     from config.celery_app import app
 
