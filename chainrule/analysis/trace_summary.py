@@ -53,6 +53,7 @@ def trace_summary(tracer: ProgramTracer) -> dict[str, Any]:
                 for act in tracer.acts.values()],
         "leaves": {name: _leaf(tracer, tensor) for name, tensor in watched.items()},
         "grads": {f"{name}.grad": grad_source(tracer, name, tensor) for name, tensor in watched.items()},
+        "graph": tracer.graph.summary(lambda ref: _name(names, ref)),
     }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from chainrule.answers.code_comparison import CodeEvidence, explained_failure, program_diagnosis
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
 from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
+from chainrule.answers.student_graph import failure_diagnosis, graph_diagnosis
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
@@ -143,7 +144,9 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
     failures = [(index, explained_failure(problem, point, grading.facts)) for index, point in enumerate(output.points)
                 if (problem := _point_problem(point, key, part)) is not None]
     if failures:
-        return _failed_at_points(part, grading.analyses, grading.points, failures)
+        caused = None if returns is not None else failure_diagnosis(
+            part, output.points, grading.facts, grading.reference, _expected(grading.analyses, part))
+        return caused or _failed_at_points(part, grading.analyses, grading.points, failures)
     answers: list[Value] = [point.values[key] for point in output.points]
     if returns is not None and all(answer is None for answer in answers) and _expected(grading.analyses, part) \
             is not None:
@@ -157,7 +160,7 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
         return found
     evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
                             grading.analyses[0] if grading.analyses else None, grading.facts)
-    return program_diagnosis(found, evidence)
+    return graph_diagnosis(found, program_diagnosis(found, evidence), evidence)
 
 
 def _returned_none(part: str, grading: _Grading) -> Diagnosis:

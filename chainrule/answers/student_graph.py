@@ -1,0 +1,384 @@
+"""The graph the student's program made, compared with the reference's structurally
+(chainrule.analysis.graph_record records both; chainrule.answers.graph_report reads them back):
+a custom torch.autograd.Function whose backward is not its forward's vector-Jacobian product, a
+gradient that higher-order autograd needed but was not recorded (create_graph), a tensor hook on
+the wrong tensor, without `return` or registered after the backward that should use it, a seed
+vector other than the exercise's, an op the exercise's program does not have, and raised errors
+told at the line that causes them. Each finding names the student's own line (cause_lines),
+quoted from the worker's own copy of the source; the reference's code is never shown.
+
+The student's graph is a claim from the sandbox: a finding can fail a part or choose its words,
+never raise a score."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from chainrule.answers.code_comparison import CodeEvidence
+from chainrule.answers.code_report import PointOutput
+from chainrule.answers.graph_report import AutogradCall, FunctionFact, HookFact, StudentGraph
+from chainrule.answers.source_facts import SourceFacts
+from chainrule.answers.trace_report import ProgramTrace
+from chainrule.diagnosis.numeric import Diagnosis
+from chainrule.model import Highlight
+from chainrule.values import Value, flatten
+
+Finding = tuple[str, str, dict[str, Any]]  # kind, message, detail (with "cause_lines")
+_GRADIENT_COUNT = re.compile(r"function (\w+?)Backward returned an incorrect number of gradients "
+                             r"\(expected (\d+), got (\d+)\)")
+_NO_GRAPH = "does not require grad and does not have a grad_fn"
+# Ops whose derivative is zero wherever it exists: no gradient flows back through them.
+ZERO_DERIVATIVE = frozenset({"round", "floor", "ceil", "trunc", "sign", "heaviside"})
+_ROUNDING_WORDS = {"round": "rounds", "floor": "rounds down (floor)", "ceil": "rounds up (ceil)",
+                   "trunc": "truncates", "sign": "takes the sign", "heaviside": "takes a step function"}
+
+
+def graph_diagnosis(found: Diagnosis, told: Diagnosis, evidence: CodeEvidence) -> Diagnosis:
+    """`told` (what chainrule.answers.code_comparison made of `found`) with the student's graph
+    compared with the reference's: a structural mistake is named at the student's line."""
+    trace = evidence.trace
+    if trace is None or told.kind in ("not_autograd", "code_error") or not evidence.part.endswith(".grad"):
+        return told
+    finders = (_custom_function,) if told.correct else FINDERS
+    for finder in finders:
+        finding = finder(evidence, trace, told)
+        if finding is not None:
+            kind, message, detail = finding
+            return replace(told, correct=False, kind=kind, message=message, paths=[], highlight=Highlight(),
+                           detail={**found.detail, "code": detail, "cause_lines": detail["cause_lines"]})
+    return told
+
+
+def failure_diagnosis(part: str, points: Sequence[PointOutput], facts: SourceFacts, reference: ProgramTrace | None,
+                      expected: Value) -> Diagnosis | None:
+    """A raised error whose cause is another line of the student's program, told at that line with the
+    kind of mistake it is (not as a bare code_error where it surfaced)."""
+    point = next((point for point in points if point.raised is not None), None)
+    if point is None or point.raised is None:
+        return None
+    raised, trace = point.raised, point.trace
+    error = f"Your code raised {raised.message}"
+    finding = _count_raised(raised.message, facts, error)
+    if finding is None and trace is not None and _NO_GRAPH in raised.message:
+        finding = _higher_order_missing(trace, reference, facts, error)
+    if finding is None and raised.type == "TypeError" and "NoneType" in raised.message:
+        finding = _leaf_remade(facts, error) or (_cut_leaf(trace, facts, error) if trace is not None else None)
+    if finding is None:
+        return None
+    kind, message, detail = finding
+    return Diagnosis(part, False, kind, [], message, expected=expected,
+                     detail={"error": raised.message, "line": raised.line, "code": detail,
+                             "cause_lines": detail["cause_lines"]})
+
+
+# --- custom torch.autograd.Function -------------------------------------------------------------
+
+def _custom_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    reference = evidence.reference.graph.functions if evidence.reference is not None else ()
+    intended = {fact.name: fact.verdict for fact in reference}
+    for fact in trace.graph.functions:
+        if fact.verdict in ("right", "not_judged"):
+            continue
+        # the exercise's own Function is not its forward's derivative (a straight-through estimator): not judged
+        if fact.verdict != "gradient_count" and intended.get(fact.name, "right") != "right":
+            continue
+        source = function_source(evidence.facts, fact.name)
+        if source is not None:
+            return _function_words(fact, source, evidence.facts)
+    if told.correct or not reference or not trace.graph.functions:
+        return None
+    # the student's Function is not judged by its own forward (a rounding forward): the exercise's is the measure
+    own = next((fact for fact in trace.graph.functions if fact.name in intended), None)
+    source = function_source(evidence.facts, own.name) if own is not None else None
+    if own is None or source is None or not source.returns:
+        return None
+    lines = source.returns[-1:]
+    message = (f"Your {own.name}.backward ({evidence.facts.quoted(lines[0])}) does not give this exercise's "
+               f"gradient: backward decides the gradient that flows back through {own.name}, and {evidence.part} "
+               f"is wrong at every point checked. Compare what it returns with the gradient the exercise asks "
+               "to pass back.")
+    return "custom_function", message, {"finding": "function_differs", "cause_lines": lines}
+
+
+@dataclass
+class FunctionSource:
+    """A custom Function's methods in the student's source (the worker's own parse)."""
+
+    returns: list[int] = field(default_factory=list)  # the return lines of backward
+    saves: list[int] = field(default_factory=list)  # ctx.save_for_backward(...) or ctx.name = … in forward
+    inputs: list[str] = field(default_factory=list)  # forward's parameters after ctx
+    grad_outputs: list[str] = field(default_factory=list)  # backward's parameters after ctx
+
+
+def function_source(facts: SourceFacts, name: str) -> FunctionSource | None:
+    try:
+        tree = ast.parse("\n".join(facts.lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == name]
+    if not classes:
+        return None
+    found = FunctionSource()
+    for method in classes[-1].body:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        parameters = [argument.arg for argument in method.args.args][1:]
+        if method.name == "forward":
+            found.inputs = parameters
+            found.saves = sorted({getattr(node, "lineno", 0) for node in ast.walk(method) if _saves(node)})
+        elif method.name == "backward":
+            found.grad_outputs = parameters
+            found.returns = sorted({node.lineno for node in ast.walk(method) if isinstance(node, ast.Return)})
+    return found
+
+
+def _saves(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr == "save_for_backward"
+    return isinstance(node, ast.Assign) and any(
+        isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "ctx"
+        for target in node.targets)
+
+
+def _function_words(fact: FunctionFact, source: FunctionSource, facts: SourceFacts) -> Finding:
+    name, returned = fact.name, source.returns[-1:] or []
+    where = facts.quoted(returned[0]) if returned else "its return"
+    index = fact.input or 0
+    tensor = source.inputs[index] if index < len(source.inputs) else "its input"
+    grad = source.grad_outputs[0] if source.grad_outputs else "grad_output"
+    lines = list(returned)
+    if fact.verdict == "gradient_count":
+        expected, got = fact.expected, fact.got
+        count = f"{got} gradients" if got is not None else "another number of gradients"
+        inputs = f"{expected} input" + ("s" if expected != 1 else "") if expected is not None else "its inputs"
+        message = (f"{name}.backward returns {count} on {where}, but {name}.forward takes {inputs} after ctx: "
+                   "backward must return exactly one gradient per input of forward, in the same order "
+                   "(None for an input that needs none).")
+    elif fact.verdict == "ignores_grad_output":
+        message = (f"{name}.backward ignores {grad}: {where} returns the local derivative of the forward alone. "
+                   f"{grad} is the gradient flowing in from above (of the loss with respect to {name}'s output); "
+                   f"by the chain rule backward returns it multiplied by the local derivative: multiply by {grad}.")
+    elif fact.verdict == "saved_output":
+        saved = source.saves[:1]
+        lines = sorted({*saved, *returned})
+        message = (f"{name}.forward saves its output ({facts.quoted(saved[0]) if saved else 'ctx'}), and "
+                   f"{name}.backward computes the derivative from it on {where} as if it were the input {tensor}: "
+                   f"with {tensor} saved instead, your backward gives the right gradient. Save the input: "
+                   f"ctx.save_for_backward({tensor}).")
+    else:
+        message = (f"{name}.backward returns, on {where}, a gradient for {tensor} that is not the derivative of your "
+                   f"own {name}.forward: checked against autograd through the forward's ops at the inputs your "
+                   f"program gives it, the two differ. Derive the forward's local derivative again and return it "
+                   f"multiplied by {grad}.")
+    return "custom_function", message, {"finding": fact.verdict, "function": name, "cause_lines": lines}
+
+
+def _count_raised(message: str, facts: SourceFacts, error: str) -> Finding | None:
+    counted = _GRADIENT_COUNT.search(message)
+    source = function_source(facts, counted.group(1)) if counted is not None else None
+    if counted is None or source is None or not source.returns:
+        return None
+    fact = FunctionFact(counted.group(1), "gradient_count", None, int(counted.group(2)), int(counted.group(3)))
+    kind, words, detail = _function_words(fact, source, facts)
+    return kind, f"{error}. The cause: {words}", detail
+
+
+# --- higher order -------------------------------------------------------------------------------
+
+def _higher_order(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    return _higher_order_missing(trace, evidence.reference, evidence.facts, None)
+
+
+def _higher_order_missing(trace: ProgramTrace, reference: ProgramTrace | None, facts: SourceFacts,
+                          error: str | None) -> Finding | None:
+    """The exercise records the gradient's own computation (create_graph=True) to differentiate it again;
+    the student's program never does: told at the student's first call of that kind."""
+    wanted = next((call for call in reference.graph.calls if call.create_graph), None) if reference else None
+    calls = trace.graph.calls
+    if wanted is None or not calls or any(call.create_graph for call in calls):
+        return None
+    call = next((call for call in calls if call.kind == wanted.kind), calls[0])
+    if call.line is None:
+        return None
+    what = "torch.autograd.grad" if call.kind == "grad" else "backward()"
+    kept = (" retain_graph=True there only keeps the graph alive for another backward pass; it does not record "
+            "the gradient's own computation.") if call.retain_graph else ""
+    message = (f"{capitalised(facts.quoted(call.line))} calls {what} without create_graph=True, so the gradient it "
+               f"gives is a constant to autograd: nothing differentiates through it afterwards (a gradient penalty, "
+               f"a second derivative).{kept} Pass create_graph=True on that line.")
+    if error is not None:
+        message = f"{error}. The cause: {message[:1].lower()}{message[1:]}"
+    return "higher_order", message, {"finding": "create_graph_missing", "retain_graph": call.retain_graph,
+                                     "cause_lines": [call.line]}
+
+
+# --- hooks --------------------------------------------------------------------------------------
+
+def _hooks(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    graph, facts = trace.graph, evidence.facts
+    reference = evidence.reference.graph.hooks if evidence.reference is not None else ()
+    intended = {hook.tensor for hook in reference if hook.tensor}
+    for hook in graph.hooks:
+        if hook.line is None:
+            continue
+        if hook.calls == 0 and 0 < trace.backward_count <= hook.before_call:
+            last = _last_backward(trace, hook)
+            before = f" after the backward() on {facts.quoted(last)}" if last is not None else " after backward()"
+            message = (f"{capitalised(facts.quoted(hook.line))} registers the hook{before}, which has already run: a "
+                       "hook acts only in the backward passes that come after it is registered. Register it before "
+                       "calling backward().")
+            return "hook", message, {"finding": "hook_after_backward", "cause_lines": [hook.line]}
+        if intended and hook.tensor and hook.tensor not in intended:
+            target = " or ".join(sorted(intended))
+            message = (f"{capitalised(facts.quoted(hook.line))} registers the hook on {hook.tensor}, so it changes the "
+                       f"gradient flowing into {hook.tensor}; this exercise's hook is on {target}. A hook acts on the "
+                       "gradient of the tensor it is registered on, and through it on everything before that tensor.")
+            return "hook", message, {"finding": "hook_wrong_tensor", "cause_lines": [hook.line]}
+        if hook.calls and not hook.returned and (not reference or any(other.returned for other in reference)):
+            message = (f"The hook registered on {facts.quoted(hook.line)} returns nothing, so autograd keeps the "
+                       "gradient unchanged: a tensor hook changes the gradient only through the tensor it returns. "
+                       "Return the new gradient from the hook.")
+            return "hook", message, {"finding": "hook_no_return", "cause_lines": [hook.line]}
+    return None
+
+
+def _last_backward(trace: ProgramTrace, hook: HookFact) -> int | None:
+    index = min(hook.before_call, len(trace.backward)) - 1
+    return trace.backward[index].line if index >= 0 else None
+
+
+# --- seeds --------------------------------------------------------------------------------------
+
+def _seed_differs(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """A seed vector the student passes that is not the exercise's, at the same point (the first)."""
+    first = evidence.traces[0] if evidence.traces else None
+    if first is None or evidence.reference is None:
+        return None
+    wanted = _seeded(evidence.reference.graph)
+    own = _seeded(first.graph)
+    if wanted is None or own is None or wanted.seed is None or own.seed is None or own.line is None \
+            or len(wanted.seed) != len(own.seed) or _same(wanted.seed, own.seed):
+        return None
+    facts = evidence.facts
+    lines = sorted({own.line, *([own.seed_line] if own.seed_line is not None else [])})
+    made = f", made on {facts.quoted(own.seed_line)}," if own.seed_line not in (None, own.line) else ""
+    if sorted(wanted.seed) == sorted(own.seed):
+        how = ("has the right entries in another order: the seed's i-th entry weights the i-th output, so the "
+               "order matters")
+    else:
+        how = "is not the exercise's seed"
+    message = (f"The seed vector passed to backward() on {facts.quoted(own.line)}{made} {how}. backward(v) computes "
+               "vᵀ·J: each output's gradient is weighted by its entry of v.")
+    return "seed_vector", message, {"finding": "seed_differs", "cause_lines": lines}
+
+
+def _seeded(graph: StudentGraph) -> AutogradCall | None:
+    return next((call for call in graph.calls if call.seed is not None and len(call.seed) > 1), None)
+
+
+def _same(left: Sequence[float], right: Sequence[float]) -> bool:
+    return all(abs(a - b) <= 1e-6 + 1e-5 * abs(b) for a, b in zip(left, right, strict=True))
+
+
+# --- ops ----------------------------------------------------------------------------------------
+
+def _ops_differ(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """An op the student's graph has that the exercise's has not, named at the student's line: a rounding
+    that stops the gradient (when no numeric hypothesis fits), a sum where the exercise averages (whatever
+    the numbers say: their words would name a mean or a division the student's program does not have)."""
+    if evidence.reference is None or not evidence.reference.graph.ops or not trace.graph.ops:
+        return None
+    mine, theirs, facts = trace.graph, evidence.reference.graph, evidence.facts
+    stopped = next((op for op in mine.ops if op.op in ZERO_DERIVATIVE and op.op not in theirs.op_names), None)
+    if stopped is not None and told.kind == "unknown":
+        message = (f"{capitalised(facts.quoted(stopped.line))} {_ROUNDING_WORDS[stopped.op]}: its derivative is zero "
+                   f"wherever it exists, so autograd passes no gradient back through it. "
+                   + ("This exercise defines a backward of its own for that step (a straight-through estimator in a "
+                      "torch.autograd.Function)." if theirs.functions else
+                      "This exercise's program does not use it."))
+        return "missing_path", message, {"finding": "zero_derivative_op", "op": stopped.op,
+                                         "cause_lines": [stopped.line]}
+    scale = _scale(evidence)
+    averages = {"mean", "div"} & theirs.op_names
+    if averages and not {"mean", "div"} & mine.op_names and mine.op_lines("sum") and scale is not None:
+        line = mine.op_lines("sum")[-1]
+        message = (f"Your loss is not divided by the number of items: {facts.quoted(line)} sums them, where this "
+                   f"exercise averages them (a mean, or a division by N), so every gradient is {scale:g} times too "
+                   "large. Divide the sum by the number of items, or take the mean.")
+        kind = "wrong_local_derivative" if told.kind == "unknown" else told.kind
+        return kind, message, {"finding": "not_averaged", "scale": scale, "cause_lines": [line]}
+    return None
+
+
+def _scale(evidence: CodeEvidence) -> int | None:
+    """The whole number ≥ 2 the student's value is the exercise's times, at the first point (else None)."""
+    reference = evidence.analysis.parts.get(evidence.part) if evidence.analysis is not None else None
+    if reference is None or not evidence.answers or evidence.answers[0] is None or reference.value is None:
+        return None
+    mine, right = flatten(evidence.answers[0]), flatten(reference.value)
+    ratios = [a / b for a, b in zip(mine, right, strict=False) if abs(b) > 1e-9]
+    if len(mine) != len(right) or not ratios or any(abs(a) > 1e-9 for a, b in zip(mine, right, strict=True)
+                                                    if abs(b) <= 1e-9):
+        return None
+    scale = round(ratios[0])
+    return scale if scale >= 2 and all(abs(ratio - scale) <= 1e-3 * scale for ratio in ratios) else None
+
+
+def capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+# --- errors at their cause ----------------------------------------------------------------------
+
+def _leaf_remade(facts: SourceFacts, error: str) -> Finding | None:
+    """`w = w - lr * w.grad` outside no_grad: w is now the result of an operation, whose .grad is None."""
+    line, name = _remade(facts)
+    if line is None:
+        return None
+    message = (f"{error}. The cause is {facts.quoted(line)}: it makes {name} the result of an operation, not a leaf, "
+               f"so the next backward() leaves {name}.grad None. Update the leaf in place inside "
+               f"`with torch.no_grad():` ({name} -= …), or make a new leaf with .detach().requires_grad_().")
+    return "untracked_leaf", message, {"finding": "leaf_remade", "tensor": name, "cause_lines": [line]}
+
+
+def _remade(facts: SourceFacts) -> tuple[int | None, str]:
+    try:
+        tree = ast.parse("\n".join(facts.lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, ""
+    guarded = {node.lineno for block in ast.walk(tree) if isinstance(block, ast.With) and "no_grad" in
+               ast.unparse(block.items[0].context_expr) for node in ast.walk(block) if isinstance(node, ast.stmt)}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+                or node.lineno in guarded:
+            continue
+        name = node.targets[0].id
+        uses_grad = any(isinstance(inner, ast.Attribute) and inner.attr == "grad" and isinstance(inner.value, ast.Name)
+                        and inner.value.id == name for inner in ast.walk(node.value))
+        if uses_grad and "detach" not in ast.unparse(node.value):
+            return node.lineno, name
+    return None, ""
+
+
+def _cut_leaf(trace: ProgramTrace, facts: SourceFacts, error: str) -> Finding | None:
+    """`.data` or detach() of a tracked leaf in the forward pass: its .grad stays None and code that uses it
+    fails later (a TypeError on None)."""
+    leaves = {name for name, leaf in trace.leaves.items() if leaf.is_leaf and leaf.requires_grad}
+    cut = next((op for op in trace.cuts() if op.tensor in leaves and op.line is not None
+                and op.line not in facts.data_writes), None)
+    if cut is None or cut.line is None:
+        return None
+    how = {"data": ".data", "detach": "detach()"}.get(cut.op, "torch.no_grad()")
+    message = (f"{error}. The cause is {facts.quoted(cut.line)}: {how} takes {cut.tensor}'s values without its "
+               f"graph, so no gradient reaches {cut.tensor} and {cut.tensor}.grad stays None. Use {cut.tensor} "
+               "itself in the computation.")
+    return "missing_path", message, {"finding": "cut_leaf", "cause_lines": [cut.line]}
+
+
+FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
+    _custom_function, _higher_order, _hooks, _seed_differs, _ops_differ,
+)

@@ -1,0 +1,246 @@
+"""The student's own graph compared with the exercise's: custom Functions, higher order, hooks, seeds,
+ops, and raised errors told at the line that causes them. Each program below got, before, `unknown`,
+words untrue of its code (a mean it has not, a `stack` for a swapped seed) or its error where it surfaced."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chainrule.answers.code_grading import grade_code
+from chainrule.code.harness import run_harness
+from chainrule.diagnosis.numeric import Diagnosis
+from chainrule.evaluation_points import evaluation_points
+from chainrule.result import cause_lines
+from chainrule.tests.point_analyses import analyses_at
+from chainrule.tests.test_code_grading import TOLERANCES, program_part
+
+PARAMS = {"x0": 1.5, "x1": -0.5}
+
+
+def graded(reference: str, source: str, part: str = "x.grad") -> Diagnosis:
+    return program_part(reference, source, PARAMS, [part])[part]
+
+
+def told(diagnosis: Diagnosis, kind: str, lines: list[int], *words: str) -> None:
+    assert (diagnosis.correct, diagnosis.kind, cause_lines(diagnosis.detail)) == (False, kind, lines), \
+        diagnosis.message
+    for text in words:
+        assert text in diagnosis.message
+
+
+CUBE = """class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * grad_output
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+y = Cube.apply(x)
+(y * torch.tensor([1.0, 2.0])).sum().backward()
+"""
+
+
+def test_a_right_custom_function_is_right() -> None:
+    assert graded(CUBE, CUBE).correct
+
+
+@pytest.mark.parametrize(("change", "finding", "lines", "words"), [
+    (("3 * x ** 2 * grad_output", "3 * x ** 2"), "ignores_grad_output", [10],
+     ["Cube.backward ignores grad_output: line 10 (`return 3 * x ** 2`)"]),
+    (("3 * x ** 2 * grad_output", "2 * x * grad_output"), "wrong_derivative", [10],
+     ["not the derivative of your own Cube.forward"]),
+    (("ctx.save_for_backward(x)\n        return x ** 3",
+      "y = x ** 3\n        ctx.save_for_backward(y)\n        return y"), "saved_output", [5, 11],
+     ["Cube.forward saves its output (line 5", "ctx.save_for_backward(x)"]),
+])
+def test_a_custom_backward_is_checked_against_its_own_forward(change: tuple[str, str], finding: str,
+                                                             lines: list[int], words: list[str]) -> None:
+    diagnosis = graded(CUBE, CUBE.replace(*change))
+    told(diagnosis, "custom_function", lines, *words)
+    assert diagnosis.detail["code"]["finding"] == finding
+
+
+def test_a_backward_ignoring_grad_output_fails_even_where_the_seed_hides_it() -> None:
+    """With a loss of y.sum() grad_output is ones and the values come out right: the backward is still wrong."""
+    reference = CUBE.replace("(y * torch.tensor([1.0, 2.0])).sum()", "y.sum()")
+    diagnosis = graded(reference, reference.replace("3 * x ** 2 * grad_output", "3 * x ** 2"))
+    told(diagnosis, "custom_function", [10], "ignores grad_output")
+
+
+def test_two_gradients_for_one_input_is_told_at_the_return_of_backward() -> None:
+    diagnosis = graded(CUBE, CUBE.replace("return 3 * x ** 2 * grad_output", "return 3 * x ** 2 * grad_output, x"))
+    told(diagnosis, "custom_function", [10], "Your code raised RuntimeError",
+         "Cube.backward returns 2 gradients on line 10", "takes 1 input after ctx")
+
+
+ROUND = """class RoundSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+y = (RoundSTE.apply(x * 3) ** 2).sum()
+y.backward()
+"""
+
+
+def test_a_straight_through_backward_is_the_authors_intent_not_a_wrong_derivative() -> None:
+    assert graded(ROUND, ROUND).correct
+    diagnosis = graded(ROUND, ROUND.replace("return grad_output\n", "return grad_output * 0.5\n"))
+    told(diagnosis, "custom_function", [8], "Your RoundSTE.backward (line 8")
+
+
+def test_rounding_without_a_straight_through_names_the_rounding_line() -> None:
+    student = "x = torch.tensor([x0, x1], requires_grad=True)\ny = (torch.round(x * 3) ** 2).sum()\ny.backward()\n"
+    diagnosis = graded(ROUND, student)
+    told(diagnosis, "missing_path", [2], "Line 2 (`y = (torch.round(x * 3) ** 2).sum()`) rounds")
+    assert "Nothing in your program cuts" not in diagnosis.message
+
+
+PENALTY = """x = torch.tensor([x0, x1], requires_grad=True)
+y = (x ** 3).sum()
+(g,) = torch.autograd.grad(y, x, create_graph=True)
+penalty = (g ** 2).sum()
+penalty.backward()
+"""
+
+
+@pytest.mark.parametrize("flag", ["", ", retain_graph=True"])
+def test_create_graph_missing_is_told_at_the_grad_call_not_the_backward(flag: str) -> None:
+    diagnosis = graded(PENALTY, PENALTY.replace(", create_graph=True", flag))
+    told(diagnosis, "higher_order", [3], "line 3 (`(g,) = torch.autograd.grad(y, x",
+         "without create_graph=True", "(line 5: penalty.backward())")
+    assert ("retain_graph=True there only keeps the graph alive" in diagnosis.message) == bool(flag)
+
+
+def test_create_graph_missing_where_nothing_raises_is_named_too() -> None:
+    reference = PENALTY.replace("penalty.backward()", "(y + penalty).backward()")
+    diagnosis = graded(reference, reference.replace("create_graph=True", "retain_graph=True"))
+    told(diagnosis, "higher_order", [3], "Line 3 (`(g,) = torch.autograd.grad(y, x, retain_graph=True)`)")
+    assert graded(reference, reference).correct
+
+
+HOOKED = """x = torch.tensor([x0, x1], requires_grad=True)
+h = x * 2
+h.register_hook(lambda g: g.clamp(max=1.0))
+y = (h ** 3).sum()
+y.backward()
+"""
+
+
+def test_a_hook_that_returns_nothing_is_named_at_its_line() -> None:
+    diagnosis = graded(HOOKED, HOOKED.replace("lambda g: g.clamp(max=1.0)", "lambda g: print(g)"))
+    told(diagnosis, "hook", [3], "The hook registered on line 3", "returns nothing")
+
+
+def test_a_hook_registered_after_backward_is_named_at_its_line() -> None:
+    lines = HOOKED.splitlines()
+    student = "\n".join([lines[0], lines[1], lines[3], lines[4], lines[2]]) + "\n"
+    told(graded(HOOKED, student), "hook", [5], "Line 5 (`h.register_hook(", "after the backward() on line 4")
+
+
+def test_a_hook_on_the_wrong_tensor_is_named_at_its_line() -> None:
+    student = HOOKED.replace("h.register_hook", "x.register_hook")
+    told(graded(HOOKED, student), "hook", [3], "registers the hook on x", "this exercise's hook is on h")
+
+
+SEEDED = """x = torch.tensor([x0, x1], requires_grad=True)
+y = torch.stack([x[0] * x[1], x[0] + 3 * x[1]])
+v = torch.tensor([1.0, 2.0])
+y.backward(v)
+"""
+
+
+def test_a_seed_with_swapped_entries_is_a_seed_mistake_at_its_lines_not_stack() -> None:
+    diagnosis = graded(SEEDED, SEEDED.replace("[1.0, 2.0]", "[2.0, 1.0]"))
+    told(diagnosis, "seed_vector", [3, 4], "on line 4 (`y.backward(v)`), made on line 3", "another order")
+    assert "stack" not in diagnosis.message
+
+
+MEAN = """x = torch.tensor([x0, x1], requires_grad=True)
+w = torch.tensor([1.0, 2.0, 3.0])
+loss = ((x.sum() * w - 1) ** 2).mean()
+loss.backward()
+"""
+
+
+@pytest.mark.parametrize("reference", [MEAN, MEAN.replace(".mean()", ".sum() / 3")])
+def test_a_sum_where_the_exercise_averages_is_named_without_an_op_the_student_lacks(reference: str) -> None:
+    diagnosis = graded(reference, MEAN.replace(".mean()", ".sum()"))
+    told(diagnosis, "wrong_local_derivative" if "mean" in reference else "extra_path", [3],
+         "Your loss is not divided by the number of items: line 3", "3 times too large")
+    assert "mean with respect" not in diagnosis.message and "→ div" not in diagnosis.message
+
+
+def test_a_leaf_remade_in_a_loop_is_told_at_its_assignment() -> None:
+    reference = """A = torch.tensor([x0, x1], requires_grad=True)
+for step in range(3):
+    loss = (A ** 2).sum()
+    loss.backward()
+    with torch.no_grad():
+        A -= 0.1 * A.grad
+    A.grad.zero_()
+"""
+    student = """A = torch.tensor([x0, x1], requires_grad=True)
+for step in range(3):
+    loss = (A ** 2).sum()
+    loss.backward()
+    A = A - 0.1 * A.grad
+"""
+    diagnosis = graded(reference, student, "A.grad")
+    told(diagnosis, "untracked_leaf", [5], "A the result of an operation, not a leaf", "torch.no_grad()")
+
+
+def test_data_in_the_forward_pass_is_told_at_that_line_not_at_the_type_error() -> None:
+    reference = """x = torch.tensor([x0, x1], requires_grad=True)
+w = torch.tensor([2.0, 1.0], requires_grad=True)
+y = (x * w).sum()
+y.backward()
+g = x.grad * 2
+"""
+    diagnosis = graded(reference, reference.replace("(x * w)", "(x.data * w)"))
+    told(diagnosis, "missing_path", [3], "TypeError", "The cause is line 3 (`y = (x.data * w).sum()`): .data")
+
+
+def forged_graph(graph: dict[str, Any]) -> dict[str, Diagnosis]:
+    points = evaluation_points(params=PARAMS, ranges={}, count=4, seed="student-7/program")
+    report = json.loads(json.dumps(run_harness({"mode": "program", "source": CUBE, "reads": ["x.grad"],
+                                                "points": points})))
+    for point in report["points"]:
+        point["trace"]["graph"] = graph
+    analyses = analyses_at(CUBE, points, ["x.grad"])
+    return grade_code(harness_output=report, analyses=analyses, points=points, parts=["x.grad"], returns=None,
+                      source=CUBE, **TOLERANCES)
+
+
+@pytest.mark.parametrize("graph", [
+    {"ops": [{"op": "mul", "line": 99, "count": 1}]},  # a line the source does not have
+    {"functions": [{"name": "Cube", "verdict": "perfect", "input": None, "expected": None, "got": None}]},
+    {"calls": [{"kind": "backward", "line": 3, "create_graph": False, "retain_graph": False,
+                "seed": [float("nan")], "seed_line": None}]},
+    {"hooks": [{"line": 3, "tensor": "not a name", "before_call": 0, "calls": 0, "returned": 0}] },
+    {"ops": [{"op": "mul", "line": 3, "count": 1}] * 49},
+])
+def test_a_malformed_graph_rejects_the_report(graph: dict[str, Any]) -> None:
+    assert forged_graph(graph)["x.grad"].detail["reason"] == "malformed_output"
+
+
+def test_a_forged_graph_can_fail_a_right_program_but_never_pass_a_wrong_one() -> None:
+    wrong = {"functions": [{"name": "Cube", "verdict": "wrong_derivative", "input": 0, "expected": None, "got": None}]}
+    assert forged_graph(wrong)["x.grad"].kind == "custom_function"
+    assert forged_graph({"functions": [{"name": "Cube", "verdict": "right", "input": None, "expected": None,
+                                        "got": None}]})["x.grad"].correct  # the values decide
