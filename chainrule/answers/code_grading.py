@@ -17,7 +17,7 @@ from typing import Any
 from chainrule.answers.code_comparison import CodeEvidence, explained_failure, program_diagnosis
 from chainrule.answers.code_report import HarnessOutput, MalformedOutput, PointOutput, validated_output
 from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
-from chainrule.answers.student_graph import failure_diagnosis, graph_diagnosis
+from chainrule.answers.student_graph import error_cause_lines, failure_diagnosis, graph_diagnosis
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
@@ -146,7 +146,11 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
     if failures:
         caused = None if returns is not None else failure_diagnosis(
             part, output.points, grading.facts, grading.reference, _expected(grading.analyses, part))
-        return caused or _failed_at_points(part, grading.analyses, grading.points, failures)
+        if caused is not None:
+            return caused
+        failed = _failed_at_points(part, grading.analyses, grading.points, failures)
+        failed.detail.setdefault("cause_lines", error_cause_lines(output.points, grading.facts))
+        return failed
     answers: list[Value] = [point.values[key] for point in output.points]
     if returns is not None and all(answer is None for answer in answers) and _expected(grading.analyses, part) \
             is not None:

@@ -25,6 +25,7 @@ from chainrule.answers.source_facts import SourceFacts
 from chainrule.answers.trace_report import ProgramTrace
 from chainrule.diagnosis.numeric import Diagnosis
 from chainrule.model import Highlight
+from chainrule.result import cause_lines
 from chainrule.values import Value, flatten
 
 Finding = tuple[str, str, dict[str, Any]]  # kind, message, detail (with "cause_lines")
@@ -48,8 +49,11 @@ def graph_diagnosis(found: Diagnosis, told: Diagnosis, evidence: CodeEvidence) -
         finding = finder(evidence, trace, told)
         if finding is not None:
             kind, message, detail = finding
-            return replace(told, correct=False, kind=kind, message=message, paths=[], highlight=Highlight(),
-                           detail={**found.detail, "code": detail, "cause_lines": detail["cause_lines"]})
+            same = kind == told.kind
+            return replace(told, correct=False, kind=kind, message=message, paths=told.paths if same else [],
+                           highlight=told.highlight if same else Highlight(),
+                           detail={**(told.detail if same else found.detail), "code": detail,
+                                   "cause_lines": detail["cause_lines"]})
     return told
 
 
@@ -63,7 +67,7 @@ def failure_diagnosis(part: str, points: Sequence[PointOutput], facts: SourceFac
     raised, trace = point.raised, point.trace
     error = f"Your code raised {raised.message}"
     finding = _count_raised(raised.message, facts, error)
-    if finding is None and trace is not None and _NO_GRAPH in raised.message:
+    if finding is None and trace is not None:  # "does not require grad", "backward through the graph a second time"
         finding = _higher_order_missing(trace, reference, facts, error)
     if finding is None and raised.type == "TypeError" and "NoneType" in raised.message:
         finding = _leaf_remade(facts, error) or (_cut_leaf(trace, facts, error) if trace is not None else None)
@@ -73,6 +77,46 @@ def failure_diagnosis(part: str, points: Sequence[PointOutput], facts: SourceFac
     return Diagnosis(part, False, kind, [], message, expected=expected,
                      detail={"error": raised.message, "line": raised.line, "code": detail,
                              "cause_lines": detail["cause_lines"]})
+
+
+def error_cause_lines(points: Sequence[PointOutput], facts: SourceFacts) -> list[int]:
+    """The student's line that causes a raised error (chainrule.answers.code_comparison words it): the
+    backward() that freed the graph, the in-place op that changed a saved tensor, the cut that left
+    backward() no graph; else the line where it was raised."""
+    point = next((point for point in points if point.raised is not None), None)
+    if point is None or point.raised is None:
+        return []
+    raised, trace = point.raised, point.trace
+    cause: int | None = None
+    if trace is not None and "backward through the graph a second time" in raised.message:
+        freeing = [site for site in trace.backward[:-1] if not site.retain_graph]
+        cause = freeing[-1].line if freeing else None
+    elif trace is not None and "modified by an inplace operation" in raised.message:
+        changes = [op for op in trace.ops if op.op == "in_place"]
+        cause = changes[-1].line if changes else None
+    elif trace is not None and _NO_GRAPH in raised.message:
+        # every op recorded ran before the error (the program stopped there), in a loop also on later lines
+        cuts = trace.cuts()
+        switched = [leaf.switched for leaf in trace.leaves.values() if leaf.switched is not None]
+        cause = cuts[-1].line if cuts else switched[0] if switched else None
+    elif "differentiated Tensors does not require grad" in raised.message:
+        cause = _untracked_input(facts, raised.line)
+    line = cause or raised.line
+    return [line] if line is not None else []
+
+
+def _untracked_input(facts: SourceFacts, line: int | None) -> int | None:
+    """`torch.autograd.grad(out, x)` on `line` with an x that does not require grad: where x was made."""
+    try:
+        tree = ast.parse("\n".join(facts.lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno == line and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "grad" and len(node.args) > 1 and isinstance(node.args[1], ast.Name):
+            made = [number for number in facts.assignments.get(node.args[1].id, ()) if number < node.lineno]
+            return made[-1] if made else None
+    return None
 
 
 # --- custom torch.autograd.Function -------------------------------------------------------------
@@ -239,11 +283,42 @@ def _hooks(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Find
                        "gradient of the tensor it is registered on, and through it on everything before that tensor.")
             return "hook", message, {"finding": "hook_wrong_tensor", "cause_lines": [hook.line]}
         if hook.calls and not hook.returned and (not reference or any(other.returned for other in reference)):
-            message = (f"The hook registered on {facts.quoted(hook.line)} returns nothing, so autograd keeps the "
-                       "gradient unchanged: a tensor hook changes the gradient only through the tensor it returns. "
+            body = hook_body(facts, hook.line)
+            where = f" (it ends with {facts.quoted(body[-1])})" if body else ""
+            message = (f"The hook registered on {facts.quoted(hook.line)} returns nothing{where}, so autograd keeps "
+                       "the gradient unchanged: a tensor hook changes the gradient only through the tensor it returns. "
                        "Return the new gradient from the hook.")
-            return "hook", message, {"finding": "hook_no_return", "cause_lines": [hook.line]}
+            return "hook", message, {"finding": "hook_no_return", "cause_lines": sorted({hook.line, *body[-1:]})}
+    same = next((hook for hook in graph.hooks if hook.line is not None and hook.calls and hook.returned
+                 and hook.tensor in intended), None)
+    if same is not None and same.line is not None and told.kind == "unknown":
+        body = hook_body(facts, same.line)
+        returned = f" ({facts.quoted(body[-1])})" if body else ""
+        message = (f"Your hook on {same.tensor} ({facts.quoted(same.line)}) is registered where this exercise's is, "
+                   f"but what it returns{returned} is not the gradient the exercise passes on: the tensor a hook "
+                   "returns replaces the gradient flowing into the tensor, so it must be computed from the gradient "
+                   "the hook receives.")
+        return "hook", message, {"finding": "hook_returns_other", "cause_lines": sorted({same.line, *body[-1:]})}
     return None
+
+
+def hook_body(facts: SourceFacts, line: int) -> list[int]:
+    """The lines of the function a `t.register_hook(fn)` on `line` registers, when the source defines it (the
+    worker's own parse): its last line is where it returns, or fails to."""
+    try:
+        tree = ast.parse("\n".join(facts.lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and node.lineno == line
+             and isinstance(node.func, ast.Attribute) and node.func.attr == "register_hook" and node.args]
+    if not calls or not isinstance(calls[0].args[0], ast.Name):
+        return []
+    name = calls[0].args[0].id
+    defined = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == name]
+    if not defined or not defined[-1].body:
+        return []
+    last = defined[-1].body[-1]
+    return [defined[-1].lineno, getattr(last, "end_lineno", None) or last.lineno]
 
 
 def _last_backward(trace: ProgramTrace, hook: HookFact) -> int | None:
@@ -282,6 +357,139 @@ def _seeded(graph: StudentGraph) -> AutogradCall | None:
 
 def _same(left: Sequence[float], right: Sequence[float]) -> bool:
     return all(abs(a - b) <= 1e-6 + 1e-5 * abs(b) for a, b in zip(left, right, strict=True))
+
+
+def _code(told: Diagnosis) -> dict[str, Any]:
+    code = told.detail.get("code")
+    return code if isinstance(code, dict) else {}
+
+
+# --- cuts ---------------------------------------------------------------------------------------
+
+def _extra_cut(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """A detach(), .data or torch.no_grad() the exercise does not have, told as the cut it is where the words
+    so far spoke of a call count or a leaf no graph reaches (the cut is why)."""
+    code = _code(told)
+    if told.kind not in ("accumulation", "untracked_leaf", "unknown") or code.get("finding") in (
+            "not_a_leaf", "requires_grad", "reset_between", "reset_after_last", "reset_elsewhere", "never_reset"):
+        return None
+    expected = {op.tensor for op in evidence.reference.cuts()} if evidence.reference is not None else set()
+    facts = evidence.facts
+    extra = [op for op in trace.cuts() if op.line is not None and op.tensor not in expected
+             and op.line not in facts.data_writes]
+    if not extra or extra[0].line is None:
+        return None
+    cut = extra[0]
+    how = {"data": ".data", "detach": "detach()"}.get(cut.op, "torch.no_grad()")
+    source = f" of {cut.tensor}" if cut.tensor else ""
+    message = (f"{capitalised(facts.quoted(cut.line))} cuts the graph with {how}: the copy{source} it makes is a "
+               f"constant to autograd, so no gradient flows back through it to {evidence.tensor} along that path. "
+               "This exercise's program keeps the path: compute with the tensor itself.")
+    return "missing_path", message, {"finding": "extra_cut", "op": cut.op, "cause_lines": [cut.line]}
+
+
+CONSTANT_MAKERS = (".item()", ".tolist()", "float(", ".numpy()")
+
+
+def _constant_made(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """A path left out where the student's line turns a tensor into a Python number (.item(), float()): the
+    numbers' words, with the line where the path stops."""
+    if told.kind != "missing_path" or cause_lines(told.detail):
+        return None
+    facts = evidence.facts
+    line = next((number for number, text in enumerate(facts.lines, 1)
+                 if any(maker in text for maker in CONSTANT_MAKERS)), None)
+    if line is None:
+        return None
+    message = (f"{told.message} The path stops at {facts.quoted(line)}: a Python number (.item(), float()) is a "
+               "constant to autograd, so no gradient flows back through it.")
+    return told.kind, message, {"finding": "constant_made", "cause_lines": [line]}
+
+
+def _accumulation_lines(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """An accumulation finding without a line of its own: the backward() calls it is about (past the
+    exercise's count when there are more)."""
+    code = _code(told)
+    if told.kind != "accumulation" or cause_lines(told.detail):
+        return None
+    sites = [site.line for site in trace.fills_of(evidence.tensor) if site.line is not None]
+    expected = code.get("expected_calls")
+    if isinstance(expected, int) and 0 < expected < len(sites):
+        sites = sites[expected:]
+    lines = sorted(set(sites))
+    if not lines:
+        return None
+    return told.kind, told.message, {**code, "cause_lines": lines}
+
+
+def _changed_lines(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """The numbers name a mistake but no line: the student's lines whose autograd ops differ from every line
+    of the exercise's program (an op added, dropped or swapped there), when there are at most two. Where the
+    numbers' words name an op those lines do not have, the ops that differ are told instead."""
+    if told.kind in ("unknown", "correct") or cause_lines(told.detail) or evidence.reference is None:
+        return None
+    changes = changed_lines(evidence.reference.graph, trace.graph)
+    if not changes or len(changes) > 2:
+        return None
+    facts, lines = evidence.facts, sorted(changes)
+    # the ops the numbers' words name: the edge's op, the nodes of the paths
+    named = {told.detail.get("op"), *(node for path in told.paths for node in path)}
+    own_ops = {op for line in lines for op in changes[line][2]}
+    lacking = {op for line in lines for op in changes[line][0]}
+    if named & lacking or (isinstance(told.detail.get("op"), str) and told.detail["op"] not in own_ops):
+        said = "; ".join(_difference(facts, line, *changes[line][:2]) for line in lines)
+        message = (f"Your {evidence.part} is off: {said}. Compare that line with the computation the exercise "
+                   "describes.")
+    else:
+        where = " and ".join(facts.quoted(line) for line in lines)
+        message = f"{told.message} The difference from the exercise's computation is on {where}."
+    return told.kind, message, {"finding": "changed_lines", "cause_lines": lines}
+
+
+def _difference(facts: SourceFacts, line: int, missing: frozenset[str], added: frozenset[str]) -> str:
+    parts = []
+    if missing:
+        parts.append(f"has no {_ops_text(missing)} where the exercise's computation has "
+                     + ("one" if len(missing) == 1 else "them"))
+    if added:
+        parts.append(f"has {_ops_text(added)} where the exercise's computation has none")
+    return f"{facts.quoted(line)} " + (" and ".join(parts) if parts else "differs from the exercise's computation")
+
+
+def _ops_text(ops: frozenset[str]) -> str:
+    return ", ".join(_OP_WORDS.get(op, op) for op in sorted(ops))
+
+
+_OP_WORDS = {"mul": "multiplication (*)", "div": "division (/)", "add": "addition (+)", "sub": "subtraction (-)",
+             "pow": "power (**)", "neg": "negation", "matmul": "matrix product (@)"}
+
+
+def changed_lines(reference: StudentGraph, student: StudentGraph) -> dict[int, tuple[frozenset[str], frozenset[str],
+                                                                                    frozenset[str]]]:
+    """Lines of the student's graph whose set of ops no line of the reference's has, and for each reference
+    line whose set of ops no student line has, the student's line that shares most of them: line → (ops the
+    closest reference line has and it has not, ops it has and that line has not, its ops)."""
+    def signatures(graph: StudentGraph) -> dict[int, frozenset[str]]:
+        found: dict[int, set[str]] = {}
+        for op in graph.ops:
+            found.setdefault(op.line, set()).add(op.op)
+        return {line: frozenset(ops) for line, ops in found.items()}
+
+    theirs, mine = signatures(reference), signatures(student)
+    if not theirs or not mine:
+        return {}
+    known = set(theirs.values())
+    changed = {line for line, ops in mine.items() if ops not in known}
+    for ops in known - set(mine.values()):
+        line, shared = max(mine.items(), key=lambda item: (len(item[1] & ops), -item[0]))
+        if shared & ops:
+            changed.add(line)
+    found = {}
+    for line in changed:
+        ops = mine[line]
+        closest = max(known, key=lambda other: (len(other & ops), -len(other ^ ops)))
+        found[line] = (closest - ops, ops - closest, ops)
+    return found
 
 
 # --- ops ----------------------------------------------------------------------------------------
@@ -380,5 +588,6 @@ def _cut_leaf(trace: ProgramTrace, facts: SourceFacts, error: str) -> Finding | 
 
 
 FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
-    _custom_function, _higher_order, _hooks, _seed_differs, _ops_differ,
+    _custom_function, _higher_order, _hooks, _extra_cut, _seed_differs, _ops_differ, _constant_made,
+    _accumulation_lines, _changed_lines,
 )

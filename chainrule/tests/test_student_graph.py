@@ -244,3 +244,50 @@ def test_a_forged_graph_can_fail_a_right_program_but_never_pass_a_wrong_one() ->
     assert forged_graph(wrong)["x.grad"].kind == "custom_function"
     assert forged_graph({"functions": [{"name": "Cube", "verdict": "right", "input": None, "expected": None,
                                         "got": None}]})["x.grad"].correct  # the values decide
+
+
+TWO_HEADS = """x = torch.tensor([x0, x1])
+W = torch.tensor([[1.0, -0.5], [0.25, 2.0]], requires_grad=True)
+b = torch.tensor([0.5, -1.0], requires_grad=True)
+h = torch.tanh(W @ x)
+L1 = (h.sum() - 1) ** 2
+L2 = ((b * h).sum() * 3) ** 2
+L1.backward(retain_graph=True)
+L2.backward()
+"""
+
+
+def test_a_cut_the_exercise_does_not_have_is_named_not_a_call_count_the_student_does_not_make() -> None:
+    diagnosis = graded(TWO_HEADS, TWO_HEADS.replace("(b * h)", "(b * h.detach())"), "W.grad")
+    told(diagnosis, "missing_path", [6], "Line 6 (`L2 = ((b * h.detach()).sum() * 3) ** 2`) cuts the graph")
+    assert "calls backward() once" not in diagnosis.message
+
+
+def test_a_freed_graph_has_its_cause_line_the_backward_without_retain_graph() -> None:
+    student = TWO_HEADS.replace("L1.backward(retain_graph=True)\nL2.backward()",
+                                "L1.backward()\nL2.backward(retain_graph=True)")
+    diagnosis = graded(TWO_HEADS, student, "W.grad")
+    assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("code_error", [7])
+
+
+def test_a_sign_flipped_where_the_numbers_see_it_is_placed_at_the_students_line() -> None:
+    reference = "x = torch.tensor([x0, x1], requires_grad=True)\nu = (x ** 2).sum()\nL = u + 3 * x.sum()\nL.backward()\n"
+    diagnosis = graded(reference, reference.replace("u + 3", "u - 3"))
+    told(diagnosis, "sign_error", [3], "line 3 (`L = u - 3 * x.sum()`) has no addition (+)", "has subtraction (-)")
+    assert "→ add →" not in diagnosis.message  # the student's line has no add
+
+
+def test_a_factor_forgotten_is_told_as_the_op_the_line_lacks_not_a_derivative_it_has_right() -> None:
+    reference = ("x = torch.tensor([x0, x1], requires_grad=True)\ng = (x ** 2 - 1) ** 2\n"
+                 "L = x.sum() + 0.5 * g.sum()\nL.backward()\n")
+    diagnosis = graded(reference, reference.replace("0.5 * g.sum()", "g.sum()"))
+    assert cause_lines(diagnosis.detail) == [3] and not diagnosis.correct
+    assert "line 3 (`L = x.sum() + g.sum()`) has no multiplication (*)" in diagnosis.message
+    assert "power rule" not in diagnosis.message
+
+
+def test_a_python_number_in_the_middle_names_its_line() -> None:
+    reference = "x = torch.tensor([x0, x1], requires_grad=True)\nn = x.norm()\nL = x.sum() + (n - 1) ** 2\nL.backward()\n"
+    diagnosis = graded(reference, reference.replace("x.norm()", "x.norm().item()"))
+    assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("missing_path", [2])
+    assert "The path stops at line 2 (`n = x.norm().item()`)" in diagnosis.message
