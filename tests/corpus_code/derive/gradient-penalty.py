@@ -32,7 +32,8 @@ cases = [
           + "loss = torch.tanh(w @ x) + lam * gp\nloss.backward()\n"),
     wrong("penalty", START + "(g,) = torch.autograd.grad(out, x)\n" + GP + LOSS,
           at="torch.autograd.grad(out, x)", kind="higher_order", accept=["code_error"],
-          mistake="create_graph=True missing: the gradient is a constant and grad() frees out's graph, so loss.backward() fails",
+          mistake="create_graph=True missing: the gradient is a constant and grad() frees out's graph, "
+                  "so loss.backward() fails",
           expect=lambda P: RAISES),
     wrong("penalty", START + "(g,) = torch.autograd.grad(out, x, retain_graph=True)\n" + GP + LOSS,
           at="retain_graph=True", kind="higher_order",

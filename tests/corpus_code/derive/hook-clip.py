@@ -44,7 +44,8 @@ cases = [
           mistake="the hook returns the clipped activations h instead of the clipped gradient",
           expect=lambda P: {"w.grad": (torch.tensor(P["ws"]) * torch.tensor(P["xs"])).clamp(-1, 1)
                             * torch.tensor(P["xs"])}),
-    wrong("fix", START.replace("h = w * x\n", "h = (w * x).detach()\n") + CLIP + "h.requires_grad_()\nh.register_hook(clip)\n" + LOSS,
+    wrong("fix", START.replace("h = w * x\n", "h = (w * x).detach()\n") + CLIP
+          + "h.requires_grad_()\nh.register_hook(clip)\n" + LOSS,
           at=".detach()", kind="missing_path", accept=["untracked_leaf"],
           mistake="h detached (and re-tracked) so the hook can be registered on a leaf: nothing flows back to w",
           expect=lambda P: {"w.grad": None}),

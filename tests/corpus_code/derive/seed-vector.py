@@ -29,7 +29,8 @@ cases = [
     wrong("vjp", START + Y + "y.mean().backward()\n",
           at="y.mean().backward()", kind="seed_vector", mistake="y averaged instead of seeded: a seed of 1/2s",
           expect=lambda P: vjp(P, [0.5, 0.5])),
-    wrong("vjp", "W = torch.tensor(W0, requires_grad=True)\nx = torch.tensor(xs)\n" + Y + "y.backward(torch.tensor(v))\n",
+    wrong("vjp", "W = torch.tensor(W0, requires_grad=True)\nx = torch.tensor(xs)\n" + Y
+          + "y.backward(torch.tensor(v))\n",
           at="x = torch.tensor(xs)", kind="untracked_leaf",
           mistake="x made without requires_grad=True: x.grad stays None",
           expect=lambda P: vjp(P, P["v"], x_tracked=False)),

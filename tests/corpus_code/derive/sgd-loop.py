@@ -42,7 +42,8 @@ cases = [
           + LOSS + "    opt.step()\n"),
     wrong("fix", START + ZERO + LOSS + "    with torch.no_grad():\n        w = w - lr * w.grad\n",
           at="w = w - lr * w.grad", kind="code_error",
-          mistake="w rebound to a new tensor made under no_grad: it no longer requires grad, so the next backward fails",
+          mistake="w rebound to a new tensor made under no_grad: it no longer requires grad, "
+                  "so the next backward fails",
           expect=lambda P: RAISES),
     wrong("fix", START + ZERO + LOSS + "    w -= lr * w.grad\n",
           at="w -= lr * w.grad", kind="code_error",
