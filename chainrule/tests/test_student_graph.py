@@ -271,7 +271,8 @@ def test_a_freed_graph_has_its_cause_line_the_backward_without_retain_graph() ->
 
 
 def test_a_sign_flipped_where_the_numbers_see_it_is_placed_at_the_students_line() -> None:
-    reference = "x = torch.tensor([x0, x1], requires_grad=True)\nu = (x ** 2).sum()\nL = u + 3 * x.sum()\nL.backward()\n"
+    reference = "x = torch.tensor([x0, x1], requires_grad=True)\nu = (x ** 2).sum()\nL = u + 3 * x.sum()\n" \
+        "L.backward()\n"
     diagnosis = graded(reference, reference.replace("u + 3", "u - 3"))
     told(diagnosis, "sign_error", [3], "line 3 (`L = u - 3 * x.sum()`) has no addition (+)", "has subtraction (-)")
     assert "→ add →" not in diagnosis.message  # the student's line has no add
@@ -287,7 +288,8 @@ def test_a_factor_forgotten_is_told_as_the_op_the_line_lacks_not_a_derivative_it
 
 
 def test_a_python_number_in_the_middle_names_its_line() -> None:
-    reference = "x = torch.tensor([x0, x1], requires_grad=True)\nn = x.norm()\nL = x.sum() + (n - 1) ** 2\nL.backward()\n"
+    reference = "x = torch.tensor([x0, x1], requires_grad=True)\nn = x.norm()\nL = x.sum() + (n - 1) ** 2\n" \
+        "L.backward()\n"
     diagnosis = graded(reference, reference.replace("x.norm()", "x.norm().item()"))
     assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("missing_path", [2])
     assert "The path stops at line 2 (`n = x.norm().item()`)" in diagnosis.message
