@@ -17,6 +17,7 @@ from assignments.part_config import CodeConfig
 from chainrule import Diagnosis, Highlight
 from chainrule.answers.code_grading import grade_code
 from chainrule.code.harness import harness_source
+from chainrule.result import cause_lines
 from config.structured_logging import current_log_fields
 from grading.outside_runs import sandbox_call
 from grading.reference import ReferenceRunError, SandboxUnavailable, sandbox_limits
@@ -97,7 +98,7 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
         return replace(next(iter(diagnoses.values())), part=key)
     wrong = [d for d in diagnoses.values() if not d.correct]
     expected: dict[str, Any] = {name: d.expected for name, d in diagnoses.items()}
-    detail = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
+    detail: dict[str, Any] = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
     if not wrong:
         named = [_named(d) for d in diagnoses.values()]
         names = " and ".join(named) if len(named) == 2 else ", ".join(named)
@@ -109,6 +110,10 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
     message = messages.pop() if len(messages) == 1 else " ".join(_prefixed(d) for d in wrong)
     if right:
         message += f" ({', '.join(right)} {'is' if len(right) == 1 else 'are'} right.)"
+    # the student's lines where the mistakes are, of every wrong gradient (result.cause_lines reads them)
+    lines = sorted({line for d in wrong for line in cause_lines(d.detail)})
+    if lines:
+        detail["cause_lines"] = lines
     return Diagnosis(key, False, wrong[0].kind, [p for d in wrong for p in d.paths], message,
                      also=[d.kind for d in wrong[1:]], highlight=highlight, expected=expected, detail=detail)
 

@@ -289,3 +289,15 @@ def test_two_wrong_return_values_are_each_named_once() -> None:
              for key, name in (("w.grad", "dL_dw"), ("b.grad", "dL_db"))}
     assert combined_diagnosis(key="backward", diagnoses=right).message == (
         "Correct: your dL_dw and your dL_db both match the gradients autograd computes.")
+
+
+def test_a_part_of_several_gradients_carries_the_lines_of_each_wrong_one() -> None:
+    """A program part that reads x.grad and g.grad lost the student's lines in its one diagnosis."""
+    from chainrule import Diagnosis
+    from chainrule.result import diagnosis_document
+    from grading.code_parts import combined_diagnosis
+
+    diagnoses = {"x.grad": Diagnosis("x.grad", False, "missing_path", [], "cut", detail={"code": {"line": 4}}),
+                 "g.grad": Diagnosis("g.grad", False, "unknown", [], "off", detail={"cause_lines": [2, 4]}),
+                 "b.grad": Diagnosis("b.grad", True, "correct", [], "ok", detail={"cause_lines": [9]})}
+    assert diagnosis_document(combined_diagnosis(key="program", diagnoses=diagnoses))["lines"] == [2, 4]

@@ -123,7 +123,7 @@ def _verdict(cls: Any, args: list[Any]) -> dict[str, Any]:
     seed = torch.rand(out.shape, generator=torch.Generator().manual_seed(7), dtype=out.dtype) + 0.5
     tracked = [inputs[index] for index in positions]
     try:
-        got = _filled(torch.autograd.grad(out, tracked, seed, allow_unused=True), tracked)
+        got = _filled(torch.autograd.grad(out, tracked, seed, allow_unused=True, retain_graph=True), tracked)
     except RuntimeError as error:
         counted = _COUNT.search(str(error))
         if counted is None:
@@ -132,12 +132,16 @@ def _verdict(cls: Any, args: list[Any]) -> dict[str, Any]:
     context = _Context(len(inputs))
     fresh = _fresh(args)
     own = cls.forward(context, *fresh)
-    if not isinstance(own, torch.Tensor) or own.grad_fn is None:
-        return {}  # the forward is not differentiable by torch
     sources = [fresh[index] for index in positions]
-    true = _filled(torch.autograd.grad(own, sources, seed, allow_unused=True, retain_graph=True), sources)
+    true = _filled(torch.autograd.grad(own, sources, seed, allow_unused=True, retain_graph=True), sources) \
+        if isinstance(own, torch.Tensor) and own.grad_fn is not None else []
     if not any(bool(item.any()) for item in true):
-        return {}  # zero derivative everywhere (round, sign): the backward is the author's intent
+        # not differentiable by torch, or a zero derivative everywhere (round, sign): the backward is the
+        # author's intent, judged only on whether it uses grad_output at all
+        ones = _filled(torch.autograd.grad(out, tracked, torch.ones_like(out), allow_unused=True), tracked)
+        if any(bool(item.any()) for item in got) and all(_close(a, b) for a, b in zip(got, ones, strict=True)):
+            return {"verdict": "ignores_grad_output", "input": positions[0]}
+        return {}
     for index, (mine, right) in enumerate(zip(got, true, strict=True)):
         if _close(mine, right):
             continue

@@ -6,7 +6,7 @@ and each custom torch.autograd.Function the program defines, its backward checke
 forward (chainrule.analysis.function_check). Everything is bounded; the summary is plain JSON that
 the worker validates (chainrule.answers.graph_report) as a claim, never as a credential:
 
-    {"ops": [{"op", "line", "count"}],
+    {"ops": [{"op", "line", "count", "number"}],
      "calls": [{"kind": "backward" | "grad", "line", "create_graph", "retain_graph", "seed", "seed_line"}],
      "hooks": [{"line", "tensor", "before_call", "calls", "returned"}],
      "functions": [{"name", "verdict", "input", "expected", "got"}]}"""
@@ -26,7 +26,7 @@ from chainrule.analysis.function_check import MAX_FUNCTIONS, FunctionCalls, chec
 if TYPE_CHECKING:
     from chainrule.analysis.program_trace import ProgramTracer
 
-MAX_OPS = 48  # distinct (op, line) pairs; a loop repeats one, counted
+MAX_OPS = 64  # distinct (op, line, number) triples; a loop repeats one, counted
 MAX_CALLS = 16
 MAX_HOOKS = 8
 MAX_SEED = 16  # numbers of a seed vector kept
@@ -44,19 +44,22 @@ class HookRecord:
 class GraphRecord:
     def __init__(self, tracer: ProgramTracer) -> None:
         self.tracer = tracer
-        self.ops: dict[tuple[str, int], int] = {}
+        self.ops: dict[tuple[str, int, float | None], int] = {}
         self.calls: list[dict[str, Any]] = []
         self.hooks: list[HookRecord] = []
         self.functions = FunctionCalls(tracer.filename)
 
-    def op(self, name: str, result: Any) -> None:
-        """An op of the program's own code whose result autograd tracks (not inside a custom Function)."""
+    def op(self, name: str, args: Sequence[Any], result: Any) -> None:
+        """An op of the program's own code whose result autograd tracks (not inside a custom Function), with
+        the Python number it takes (`0.5 * t`), if one."""
         if not isinstance(result, torch.Tensor) or result.grad_fn is None or self.functions.inside:
             return
         line = self.tracer.direct_line()
         if line is None or not name:
             return
-        key = (name, line)
+        numbers = [float(item) for item in args if isinstance(item, (int, float)) and not isinstance(item, bool)]
+        number = round(numbers[0], 6) if len(numbers) == 1 and math.isfinite(numbers[0]) else None
+        key = (name, line, number)
         if key in self.ops:
             self.ops[key] += 1
         elif len(self.ops) < MAX_OPS:
@@ -101,7 +104,8 @@ class GraphRecord:
 
     def summary(self, name: Callable[[Any], str | None]) -> dict[str, Any]:
         return {
-            "ops": [{"op": op, "line": line, "count": count} for (op, line), count in self.ops.items()],
+            "ops": [{"op": op, "line": line, "count": count, "number": number}
+                    for (op, line, number), count in self.ops.items()],
             "calls": self.calls,
             "hooks": [{"line": hook.line, "tensor": name(hook.tensor), "before_call": hook.before_call,
                        "calls": hook.calls, "returned": hook.returned} for hook in self.hooks],

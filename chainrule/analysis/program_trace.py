@@ -135,7 +135,7 @@ class ProgramTracer(TorchFunctionMode):
         with _never_failing():
             self._after(func, name, attribute, (args, kwargs), result)
             if attribute is None:
-                self.graph.op(name, result)
+                self.graph.op(name, args, result)
         return result
 
     def line(self) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from chainrule.part_keys import is_tensor_path
 
-MAX_OPS = 48
+MAX_OPS = 64
 MAX_CALLS = 16
 MAX_HOOKS = 8
 MAX_FUNCTIONS = 4
@@ -38,6 +38,7 @@ class GraphOp:
     op: str  # torch's name, one spelling per op ("div" for a / b)
     line: int
     count: int
+    number: float | None = None  # the Python number it takes (`0.5 * t`)
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,14 @@ def validated_graph(data: Any, lines: Callable[[Any], int | None]) -> StudentGra
 
 
 def _op(data: Any, lines: Callable[[Any], int | None]) -> GraphOp:
-    item = _object(data, "op", {"op", "line", "count"})
-    line = lines(item.get("line"))
+    item = _object(data, "op", {"op", "line", "count", "number"})
+    line, number = lines(item.get("line")), item.get("number")
     if line is None or not isinstance(item.get("op"), str) or not _OP.fullmatch(item["op"]):
         raise MalformedGraph("an op is not a named op at a line")
-    return GraphOp(op_name(item["op"]), line, _count(item.get("count")))
+    if number is not None and (isinstance(number, bool) or not isinstance(number, (int, float))
+                               or not math.isfinite(number)):
+        raise MalformedGraph("an op's number is not a number")
+    return GraphOp(op_name(item["op"]), line, _count(item.get("count")), None if number is None else float(number))
 
 
 def _call(data: Any, lines: Callable[[Any], int | None]) -> AutogradCall:

@@ -32,6 +32,8 @@ Finding = tuple[str, str, dict[str, Any]]  # kind, message, detail (with "cause_
 _GRADIENT_COUNT = re.compile(r"function (\w+?)Backward returned an incorrect number of gradients "
                              r"\(expected (\d+), got (\d+)\)")
 _NO_GRAPH = "does not require grad and does not have a grad_fn"
+_NOT_A_TENSOR = re.compile(r"function (\w+?)Backward returned a gradient different than None at position (\d+), "
+                           r"but the corresponding forward input was not a Variable")
 # Ops whose derivative is zero wherever it exists: no gradient flows back through them.
 ZERO_DERIVATIVE = frozenset({"round", "floor", "ceil", "trunc", "sign", "heaviside"})
 _ROUNDING_WORDS = {"round": "rounds", "floor": "rounds down (floor)", "ceil": "rounds up (ceil)",
@@ -99,10 +101,25 @@ def error_cause_lines(points: Sequence[PointOutput], facts: SourceFacts) -> list
         cuts = trace.cuts()
         switched = [leaf.switched for leaf in trace.leaves.values() if leaf.switched is not None]
         cause = cuts[-1].line if cuts else switched[0] if switched else None
+        if cuts and cuts[-1].op == "no_grad" and cause is not None:
+            block = _no_grad_block(facts, cause)
+            return sorted({cause, block} if block is not None else {cause})
     elif "differentiated Tensors does not require grad" in raised.message:
         cause = _untracked_input(facts, raised.line)
     line = cause or raised.line
     return [line] if line is not None else []
+
+
+def _no_grad_block(facts: SourceFacts, line: int) -> int | None:
+    """The `with torch.no_grad():` line whose block holds `line`."""
+    try:
+        tree = ast.parse("\n".join(facts.lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    blocks = [node for node in ast.walk(tree) if isinstance(node, ast.With)
+              and any("no_grad" in ast.unparse(item.context_expr) for item in node.items)
+              and node.lineno < line <= (node.end_lineno or node.lineno)]
+    return max(blocks, key=lambda node: node.lineno).lineno if blocks else None
 
 
 def _untracked_input(facts: SourceFacts, line: int | None) -> int | None:
@@ -156,6 +173,7 @@ class FunctionSource:
     saves: list[int] = field(default_factory=list)  # ctx.save_for_backward(...) or ctx.name = … in forward
     inputs: list[str] = field(default_factory=list)  # forward's parameters after ctx
     grad_outputs: list[str] = field(default_factory=list)  # backward's parameters after ctx
+    feeding: list[int] = field(default_factory=list)  # backward's lines that compute a name its return uses
 
 
 def function_source(facts: SourceFacts, name: str) -> FunctionSource | None:
@@ -176,7 +194,13 @@ def function_source(facts: SourceFacts, name: str) -> FunctionSource | None:
             found.saves = sorted({getattr(node, "lineno", 0) for node in ast.walk(method) if _saves(node)})
         elif method.name == "backward":
             found.grad_outputs = parameters
-            found.returns = sorted({node.lineno for node in ast.walk(method) if isinstance(node, ast.Return)})
+            returns = [node for node in ast.walk(method) if isinstance(node, ast.Return)]
+            found.returns = sorted({node.lineno for node in returns})
+            used = {name.id for node in returns for name in ast.walk(node) if isinstance(name, ast.Name)}
+            found.feeding = sorted({node.lineno for node in ast.walk(method) if isinstance(node, ast.Assign)
+                                    and any(isinstance(target, ast.Name) and target.id in used
+                                            for target in node.targets)
+                                    and "saved_tensors" not in ast.unparse(node.value)})
     return found
 
 
@@ -194,7 +218,7 @@ def _function_words(fact: FunctionFact, source: FunctionSource, facts: SourceFac
     index = fact.input or 0
     tensor = source.inputs[index] if index < len(source.inputs) else "its input"
     grad = source.grad_outputs[0] if source.grad_outputs else "grad_output"
-    lines = list(returned)
+    lines = sorted({*returned, *source.feeding})
     if fact.verdict == "gradient_count":
         expected, got = fact.expected, fact.got
         count = f"{got} gradients" if got is not None else "another number of gradients"
@@ -222,6 +246,16 @@ def _function_words(fact: FunctionFact, source: FunctionSource, facts: SourceFac
 
 
 def _count_raised(message: str, facts: SourceFacts, error: str) -> Finding | None:
+    misplaced = _NOT_A_TENSOR.search(message)
+    source = function_source(facts, misplaced.group(1)) if misplaced is not None else None
+    if misplaced is not None and source is not None and source.returns:
+        position, name = int(misplaced.group(2)), misplaced.group(1)
+        given = source.inputs[position - 1] if 0 < position <= len(source.inputs) else f"input {position}"
+        words = (f"{name}.backward returns a gradient in position {position} ({facts.quoted(source.returns[-1])}), "
+                 f"where {name}.forward's input is {given}, a plain number that takes no gradient: backward returns "
+                 "one gradient per input of forward, in forward's order, None for an input that is not a tensor.")
+        return "custom_function", f"{error}. The cause: {words}", {"finding": "gradient_order",
+                                                                   "cause_lines": source.returns[-1:]}
     counted = _GRADIENT_COUNT.search(message)
     source = function_source(facts, counted.group(1)) if counted is not None else None
     if counted is None or source is None or not source.returns:
@@ -234,6 +268,10 @@ def _count_raised(message: str, facts: SourceFacts, error: str) -> Finding | Non
 # --- higher order -------------------------------------------------------------------------------
 
 def _higher_order(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """create_graph=True missing where nothing raised (a gradient penalty that is a constant). A cut of the
+    recorded gradient that raises nothing is a path left out, told by the cut findings."""
+    if any(call.create_graph for call in trace.graph.calls):
+        return None
     return _higher_order_missing(trace, evidence.reference, evidence.facts, None)
 
 
@@ -243,8 +281,11 @@ def _higher_order_missing(trace: ProgramTrace, reference: ProgramTrace | None, f
     the student's program never does: told at the student's first call of that kind."""
     wanted = next((call for call in reference.graph.calls if call.create_graph), None) if reference else None
     calls = trace.graph.calls
-    if wanted is None or not calls or any(call.create_graph for call in calls):
+    if wanted is None or not calls:
         return None
+    recorded = next((call for call in calls if call.create_graph), None)
+    if recorded is not None:
+        return _gradient_cut(trace, reference, recorded, facts, error)
     call = next((call for call in calls if call.kind == wanted.kind), calls[0])
     if call.line is None:
         return None
@@ -258,6 +299,25 @@ def _higher_order_missing(trace: ProgramTrace, reference: ProgramTrace | None, f
         message = f"{error}. The cause: {message[:1].lower()}{message[1:]}"
     return "higher_order", message, {"finding": "create_graph_missing", "retain_graph": call.retain_graph,
                                      "cause_lines": [call.line]}
+
+
+def _gradient_cut(trace: ProgramTrace, reference: ProgramTrace | None, recorded: AutogradCall, facts: SourceFacts,
+                  error: str | None) -> Finding | None:
+    """create_graph=True recorded the gradient's own computation, and a cut after it (detach(), .data) that the
+    exercise does not have throws it away before the second backward."""
+    expected = {op.tensor for op in reference.cuts()} if reference is not None else set()
+    cut = next((op for op in trace.cuts() if op.line is not None and op.tensor not in expected
+                and (recorded.line is None or op.line >= recorded.line)), None)
+    if cut is None or cut.line is None:
+        return None
+    how = {"data": ".data", "detach": "detach()"}.get(cut.op, "torch.no_grad()")
+    message = (f"{capitalised(facts.quoted(cut.line))} takes {how} of {cut.tensor or 'the gradient'}, which "
+               f"create_graph=True on {facts.quoted(recorded.line)} recorded so that it can be differentiated again: "
+               f"the cut copy is a constant to autograd, so the second backward has nothing to differentiate. "
+               "Use the gradient itself.")
+    if error is not None:
+        message = f"{error}. The cause: {message[:1].lower()}{message[1:]}"
+    return "higher_order", message, {"finding": "gradient_cut", "cause_lines": [cut.line]}
 
 
 # --- hooks --------------------------------------------------------------------------------------
@@ -453,7 +513,8 @@ def _difference(facts: SourceFacts, line: int, missing: frozenset[str], added: f
                      + ("one" if len(missing) == 1 else "them"))
     if added:
         parts.append(f"has {_ops_text(added)} where the exercise's computation has none")
-    return f"{facts.quoted(line)} " + (" and ".join(parts) if parts else "differs from the exercise's computation")
+    return f"{facts.quoted(line)} " + (" and ".join(parts) if parts else
+                                       "uses a number that differs from the exercise's computation")
 
 
 def _ops_text(ops: frozenset[str]) -> str:
@@ -469,27 +530,93 @@ def changed_lines(reference: StudentGraph, student: StudentGraph) -> dict[int, t
     """Lines of the student's graph whose set of ops no line of the reference's has, and for each reference
     line whose set of ops no student line has, the student's line that shares most of them: line → (ops the
     closest reference line has and it has not, ops it has and that line has not, its ops)."""
-    def signatures(graph: StudentGraph) -> dict[int, frozenset[str]]:
-        found: dict[int, set[str]] = {}
-        for op in graph.ops:
-            found.setdefault(op.line, set()).add(op.op)
-        return {line: frozenset(ops) for line, ops in found.items()}
-
-    theirs, mine = signatures(reference), signatures(student)
+    theirs, mine = _signatures(reference), _signatures(student)
     if not theirs or not mine:
         return {}
     known = set(theirs.values())
     changed = {line for line, ops in mine.items() if ops not in known}
     for ops in known - set(mine.values()):
-        line, shared = max(mine.items(), key=lambda item: (len(item[1] & ops), -item[0]))
-        if shared & ops:
+        line, shared = max(mine.items(), key=lambda item: (len(_names(item[1]) & _names(ops)), -item[0]))
+        if _names(shared) & _names(ops):
             changed.add(line)
     found = {}
     for line in changed:
         ops = mine[line]
-        closest = max(known, key=lambda other: (len(other & ops), -len(other ^ ops)))
-        found[line] = (closest - ops, ops - closest, ops)
+        closest = max(known, key=lambda other: (len(other & ops), len(_names(other) & _names(ops)),
+                                                -len(other ^ ops)))
+        found[line] = (_names(closest) - _names(ops), _names(ops) - _names(closest), _names(ops))
     return found
+
+
+def _signatures(graph: StudentGraph) -> dict[int, frozenset[str]]:
+    """line → its ops, each with the Python number it takes ("mul 0.5"), as a set."""
+    found: dict[int, set[str]] = {}
+    for op in graph.ops:
+        found.setdefault(op.line, set()).add(op.op if op.number is None else f"{op.op} {op.number:g}")
+    return {line: frozenset(ops) for line, ops in found.items()}
+
+
+def _names(ops: frozenset[str]) -> frozenset[str]:
+    return frozenset(op.split(" ")[0] for op in ops)
+
+
+def _unjudged_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """The student's own Function, whose forward autograd cannot differentiate (a rounding), put where the
+    exercise passes the gradient on another way: its backward decides the gradient, and it is wrong."""
+    code = _code(told)
+    if told.kind not in ("unknown", "extra_path") or (told.kind == "extra_path" and code.get("finding") != "no_cut"):
+        return None
+    fact = next((fact for fact in trace.graph.functions if fact.verdict == "not_judged"), None)
+    source = function_source(evidence.facts, fact.name) if fact is not None else None
+    if fact is None or source is None or not source.returns:
+        return None
+    lines = sorted({*source.returns[-1:], *source.feeding})
+    message = (f"Your {fact.name}.backward ({evidence.facts.quoted(source.returns[-1])}) does not give the gradient "
+               f"this exercise passes back through that step, and {evidence.part} is wrong at every point checked. "
+               f"backward receives the gradient from above ({', '.join(source.grad_outputs) or 'grad_output'}) and "
+               "returns the gradient for each input of forward: check what it multiplies it by.")
+    return "custom_function", message, {"finding": "function_differs", "cause_lines": lines}
+
+
+def _cut_lines(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """No line yet, and the student's cuts are not the exercise's: a cut of another tensor is where the graph
+    differs; the exercise's cut missing, the student's line that computes what the exercise's cut line does."""
+    if told.kind in ("unknown", "correct") or cause_lines(told.detail) or evidence.reference is None:
+        return None
+    expected = evidence.reference.cuts()
+    tensors = {op.tensor for op in expected}
+    own = [op.line for op in trace.cuts() if op.line is not None and op.tensor not in tensors]
+    if not own and expected and not trace.cuts():
+        theirs, mine = _signatures(evidence.reference.graph), _signatures(trace.graph)
+        wanted = {theirs[op.line] for op in expected if op.line in theirs}
+        own = [line for line, ops in mine.items() if ops in wanted]
+    lines = sorted(set(own))
+    if not lines or len(lines) > 2:
+        return None
+    where = " and ".join(evidence.facts.quoted(line) for line in lines)
+    return told.kind, f"{told.message} Look at {where}.", {**_code(told), "cause_lines": lines}
+
+
+_SCALING = frozenset({"mul", "div", "mean", "sum"})
+
+
+def _scaled_line(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
+    """No numeric hypothesis fits, and one line of the student's graph differs from the exercise's only by a
+    scaling (a factor, a division, a mean for a sum): that line weights its term wrongly."""
+    if told.kind != "unknown" or evidence.reference is None:
+        return None
+    changes = changed_lines(evidence.reference.graph, trace.graph)
+    if len(changes) != 1:
+        return None
+    line, (missing, added, _) = next(iter(changes.items()))
+    if not (missing | added) <= _SCALING:
+        return None
+    facts = evidence.facts
+    said = _difference(facts, line, missing, added)
+    message = (f"Your {evidence.part} is off by a weighting: {said}. Every gradient flowing through that term is "
+               "scaled by it: check the factor (a mean divides by its own count; a weighted sum multiplies each "
+               "term by its weight).")
+    return "wrong_local_derivative", message, {"finding": "scaled_line", "cause_lines": [line]}
 
 
 # --- ops ----------------------------------------------------------------------------------------
@@ -501,13 +628,18 @@ def _ops_differ(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) ->
     if evidence.reference is None or not evidence.reference.graph.ops or not trace.graph.ops:
         return None
     mine, theirs, facts = trace.graph, evidence.reference.graph, evidence.facts
-    stopped = next((op for op in mine.ops if op.op in ZERO_DERIVATIVE and op.op not in theirs.op_names), None)
-    if stopped is not None and told.kind == "unknown":
+    # a rounding the exercise does not have, or has only where it passes the gradient around it (a detach()
+    # or a Function of its own) while the student's graph has nothing of that and fewer ops
+    around = bool(evidence.reference.cuts() or theirs.functions) and not (trace.cuts() or mine.functions) \
+        and not theirs.op_names <= mine.op_names
+    stopped = next((op for op in mine.ops if op.op in ZERO_DERIVATIVE and (op.op not in theirs.op_names or around)),
+                   None)
+    if stopped is not None and told.kind in ("unknown", "extra_path", "missing_path"):
         message = (f"{capitalised(facts.quoted(stopped.line))} {_ROUNDING_WORDS[stopped.op]}: its derivative is zero "
                    f"wherever it exists, so autograd passes no gradient back through it. "
-                   + ("This exercise defines a backward of its own for that step (a straight-through estimator in a "
-                      "torch.autograd.Function)." if theirs.functions else
-                      "This exercise's program does not use it."))
+                   + ("This exercise passes the gradient around that step (a straight-through estimator: "
+                      "x + (round(x) - x).detach(), or a torch.autograd.Function with a backward of its own)."
+                      if around or theirs.functions else "This exercise's program does not use it."))
         return "missing_path", message, {"finding": "zero_derivative_op", "op": stopped.op,
                                          "cause_lines": [stopped.line]}
     scale = _scale(evidence)
@@ -588,6 +720,6 @@ def _cut_leaf(trace: ProgramTrace, facts: SourceFacts, error: str) -> Finding | 
 
 
 FINDERS: tuple[Callable[[CodeEvidence, ProgramTrace, Diagnosis], Finding | None], ...] = (
-    _custom_function, _higher_order, _hooks, _extra_cut, _seed_differs, _ops_differ, _constant_made,
-    _accumulation_lines, _changed_lines,
+    _custom_function, _higher_order, _hooks, _extra_cut, _seed_differs, _ops_differ, _unjudged_function,
+    _constant_made, _accumulation_lines, _changed_lines, _cut_lines, _scaled_line,
 )

@@ -233,7 +233,7 @@ def forged_graph(graph: dict[str, Any]) -> dict[str, Diagnosis]:
     {"calls": [{"kind": "backward", "line": 3, "create_graph": False, "retain_graph": False,
                 "seed": [float("nan")], "seed_line": None}]},
     {"hooks": [{"line": 3, "tensor": "not a name", "before_call": 0, "calls": 0, "returned": 0}] },
-    {"ops": [{"op": "mul", "line": 3, "count": 1}] * 49},
+    {"ops": [{"op": "mul", "line": 3, "count": 1}] * 65},
 ])
 def test_a_malformed_graph_rejects_the_report(graph: dict[str, Any]) -> None:
     assert forged_graph(graph)["x.grad"].detail["reason"] == "malformed_output"
