@@ -157,8 +157,8 @@ def _custom_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosi
     source = function_source(evidence.facts, own.name) if own is not None else None
     if own is None or source is None or not source.returns:
         return None
-    lines = source.returns[-1:]
-    message = (f"Your {own.name}.backward ({evidence.facts.quoted(lines[0])}) does not give this exercise's "
+    lines = sorted({*source.returns[-1:], *source.feeding})
+    message = (f"Your {own.name}.backward ({evidence.facts.quoted(source.returns[-1])}) does not give this exercise's "
                f"gradient: backward decides the gradient that flows back through {own.name}, and {evidence.part} "
                f"is wrong at every point checked. Compare what it returns with the gradient the exercise asks "
                "to pass back.")

@@ -293,3 +293,94 @@ def test_a_python_number_in_the_middle_names_its_line() -> None:
     diagnosis = graded(reference, reference.replace("x.norm()", "x.norm().item()"))
     assert (diagnosis.kind, cause_lines(diagnosis.detail)) == ("missing_path", [2])
     assert "The path stops at line 2 (`n = x.norm().item()`)" in diagnosis.message
+
+
+CLAMP = """class MyClamp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(x)
+        ctx.lo, ctx.hi = lo, hi
+        return x.clamp(lo, hi)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        inside = (x > ctx.lo) & (x < ctx.hi)
+        return grad_output * inside, None, None
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+(MyClamp.apply(x * 0.5, -1.0, 1.0) ** 2).sum().backward()
+"""
+
+
+def test_a_custom_backward_names_the_lines_that_compute_what_it_returns() -> None:
+    diagnosis = graded(CLAMP, CLAMP.replace("inside = (x > ctx.lo) & (x < ctx.hi)", "inside = (x < ctx.lo)"))
+    told(diagnosis, "custom_function", [11, 12], "MyClamp.backward returns, on line 12")
+
+
+def test_gradients_returned_out_of_order_are_told_at_the_return() -> None:
+    diagnosis = graded(CLAMP, CLAMP.replace("return grad_output * inside, None, None",
+                                            "return None, grad_output * inside, None"))
+    told(diagnosis, "custom_function", [12], "returns a gradient in position 2", "where MyClamp.forward's input is lo")
+
+
+QUANTISED = """x = torch.tensor([x0, x1], requires_grad=True)
+q = x + (torch.round(x * 4) / 4 - x).detach()
+L = ((q - 0.3) ** 2).sum()
+L.backward()
+"""
+
+
+def test_a_straight_through_function_that_ignores_grad_output_is_named() -> None:
+    student = """class Quantise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x * 4) / 4
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return torch.ones_like(grad_output)
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+q = Quantise.apply(x)
+L = ((q - 0.3) ** 2).sum()
+L.backward()
+"""
+    told(graded(QUANTISED, student), "custom_function", [8], "Quantise.backward ignores grad_output")
+
+
+def test_rounding_where_the_exercise_passes_the_gradient_around_it_is_named_not_nothing_cuts() -> None:
+    student = QUANTISED.replace("x + (torch.round(x * 4) / 4 - x).detach()", "torch.round(x * 4) / 4")
+    diagnosis = graded(QUANTISED, student)
+    told(diagnosis, "missing_path", [2], "Line 2 (`q = torch.round(x * 4) / 4`) rounds", "straight-through")
+    assert "Nothing in your program cuts" not in diagnosis.message
+
+
+def test_a_gradient_detached_after_create_graph_is_a_higher_order_mistake_at_the_detach() -> None:
+    reference = """x = torch.tensor([x0, x1], requires_grad=True)
+v = torch.tensor([1.0, -2.0])
+(g,) = torch.autograd.grad((x ** 3).sum(), x, create_graph=True)
+(g @ v).backward()
+"""
+    diagnosis = graded(reference, reference.replace("(g @ v)", "(g.detach() @ v)"))
+    told(diagnosis, "higher_order", [4], "takes detach() of g, which create_graph=True on line 3")
+
+
+def test_a_constant_changed_on_a_line_is_that_line() -> None:
+    reference = ("x = torch.tensor([x0, x1], requires_grad=True)\nrec = (x ** 2).sum()\n"
+                 "kl = -0.5 * torch.sum(1 + x - x.exp())\nL = rec + kl\nL.backward()\n")
+    diagnosis = graded(reference, reference.replace("-0.5 *", "0.5 *"))
+    assert not diagnosis.correct and cause_lines(diagnosis.detail) == [3]
+
+
+def test_one_line_weighted_otherwise_is_a_wrong_factor_at_that_line() -> None:
+    reference = """w = torch.tensor([x0, x1], requires_grad=True)
+for xs, n in (([1.0, 2.0, 0.5], 3), ([-1.0], 1)):
+    X = torch.tensor(xs)
+    L = ((X * w.sum() - 1) ** 2).mean() * n / 4
+    L.backward()
+"""
+    diagnosis = graded(reference, reference.replace(" * n / 4", " / 2"), "w.grad")
+    told(diagnosis, "wrong_local_derivative", [4], "line 4 (`L = ((X * w.sum() - 1) ** 2).mean() / 2`)")
