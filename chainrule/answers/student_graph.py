@@ -144,8 +144,11 @@ def _custom_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosi
     for fact in trace.graph.functions:
         if fact.verdict in ("right", "not_judged"):
             continue
-        # the exercise's own Function is not its forward's derivative (a straight-through estimator): not judged
-        if fact.verdict != "gradient_count" and intended.get(fact.name, "right") != "right":
+        # the exercise's own Function is not its forward's derivative (a straight-through estimator, a gradient
+        # reversal), under this name or another: the student's is not judged by its forward either
+        surrogate = intended.get(fact.name, "right") != "right" or (
+            fact.name not in intended and any(verdict != "right" for verdict in intended.values()))
+        if fact.verdict != "gradient_count" and surrogate:
             continue
         source = function_source(evidence.facts, fact.name)
         if source is not None:

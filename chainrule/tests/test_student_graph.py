@@ -384,3 +384,20 @@ for xs, n in (([1.0, 2.0, 0.5], 3), ([-1.0], 1)):
 """
     diagnosis = graded(reference, reference.replace(" * n / 4", " / 2"), "w.grad")
     told(diagnosis, "wrong_local_derivative", [4], "line 4 (`L = ((X * w.sum() - 1) ** 2).mean() / 2`)")
+
+
+def test_a_gradient_reversal_under_another_name_is_not_judged_by_its_forward() -> None:
+    reference = """class Reverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -grad_output
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+(Reverse.apply(x) ** 2).sum().backward()
+"""
+    assert graded(reference, reference.replace("Reverse", "Flip")).correct
