@@ -41,8 +41,9 @@ KINDS = {
     "two_mistakes", "not_autograd", "code_error", "unknown", "custom_function", "hook", "higher_order",
 }
 CASE_FIELDS = {"part", "source", "lines", "mistake", "kind", "accept", "edge", "paths"}
-# Measured with this corpus before any engine work (the misses are printed with -s).
-MEASURED = "not measured yet"
+# Measured with this corpus before any engine work (the misses are printed with -s), at a2d0454 on
+# branch wip-corpus22 (main at c38006c); 40 of 43 right programs accepted then.
+MEASURED = "measured kind 61/81 (75.3 %), line 8/81 (9.9 %) before any engine work"
 KIND_BAR_MET = False
 LINE_BAR_MET = False
 
