@@ -5,7 +5,8 @@ forward, computed by autograd through the forward's ops at the inputs of the pro
 The verdicts, per Function: "right"; "gradient_count" (backward returns another number of gradients
 than forward has inputs); "ignores_grad_output" (the returned gradient is the forward's derivative
 itself, not multiplied by grad_output); "saved_output" (backward is right once the output it saved
-is replaced by the input: it saved the wrong tensor); "wrong_derivative" (none of these); and
+is replaced by the input: it saved the wrong tensor); "swapped_gradients" (the gradients of two inputs
+returned in each other's place); "wrong_derivative" (none of these); and
 "not_judged" where the forward is not differentiable by torch or its derivative is zero everywhere
 (a rounding forward whose backward passes the gradient straight through is the author's intent)."""
 
@@ -19,7 +20,8 @@ import torch
 import torch.autograd.function
 
 MAX_FUNCTIONS = 4
-VERDICTS = ("right", "wrong_derivative", "ignores_grad_output", "saved_output", "gradient_count", "not_judged")
+VERDICTS = ("right", "wrong_derivative", "ignores_grad_output", "saved_output", "gradient_count", "swapped_gradients",
+            "not_judged")
 _COUNT = re.compile(r"incorrect number of gradients \(expected (\d+), got (\d+)\)")
 
 
@@ -147,8 +149,12 @@ def _verdict(cls: Any, args: list[Any]) -> dict[str, Any]:
             continue
         ones = _filled(torch.autograd.grad(own, sources, torch.ones_like(own), allow_unused=True, retain_graph=True),
                        sources)
+        swapped = [other for other, (theirs, right_other) in enumerate(zip(got, true, strict=True))
+                   if other != index and _close(mine, right_other) and _close(theirs, right)]
         if _close(mine, ones[index]) and not _close(seed, torch.ones_like(seed)):
             verdict = "ignores_grad_output"
+        elif swapped:
+            verdict = "swapped_gradients"
         elif _right_with_input_saved(cls, context, own, fresh, positions, index, seed, right):
             verdict = "saved_output"
         else:

@@ -19,7 +19,8 @@ MAX_HOOKS = 8
 MAX_FUNCTIONS = 4
 MAX_SEED = 16
 MAX_COUNT = 10**9
-VERDICTS = ("right", "wrong_derivative", "ignores_grad_output", "saved_output", "gradient_count", "not_judged")
+VERDICTS = ("right", "wrong_derivative", "ignores_grad_output", "saved_output", "gradient_count", "swapped_gradients",
+            "not_judged")
 _OP = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 # torch's names for one op, as the program may spell it (a / b, torch.div, a.div(b)) → one name
 _SAME_OP = {"__truediv__": "div", "__rtruediv__": "div", "__itruediv__": "div", "true_divide": "div", "divide": "div",

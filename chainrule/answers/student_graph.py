@@ -229,6 +229,10 @@ def _function_words(fact: FunctionFact, source: FunctionSource, facts: SourceFac
         message = (f"{name}.backward returns {count} on {where}, but {name}.forward takes {inputs} after ctx: "
                    "backward must return exactly one gradient per input of forward, in the same order "
                    "(None for an input that needs none).")
+    elif fact.verdict == "swapped_gradients":
+        message = (f"{name}.backward returns the gradients in the wrong order on {where}: the gradient it gives for "
+                   f"{tensor} is the one for another input, and the other way round. backward returns one gradient "
+                   "per input of forward, in forward's order.")
     elif fact.verdict == "ignores_grad_output":
         message = (f"{name}.backward ignores {grad}: {where} returns the local derivative of the forward alone. "
                    f"{grad} is the gradient flowing in from above (of the loss with respect to {name}'s output); "
@@ -652,8 +656,7 @@ def _ops_differ(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) ->
         message = (f"Your loss is not divided by the number of items: {facts.quoted(line)} sums them, where this "
                    f"exercise averages them (a mean, or a division by N), so every gradient is {scale:g} times too "
                    "large. Divide the sum by the number of items, or take the mean.")
-        kind = "wrong_local_derivative" if told.kind == "unknown" else told.kind
-        return kind, message, {"finding": "not_averaged", "scale": scale, "cause_lines": [line]}
+        return "wrong_local_derivative", message, {"finding": "not_averaged", "scale": scale, "cause_lines": [line]}
     return None
 
 

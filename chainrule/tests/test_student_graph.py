@@ -181,7 +181,7 @@ loss.backward()
 @pytest.mark.parametrize("reference", [MEAN, MEAN.replace(".mean()", ".sum() / 3")])
 def test_a_sum_where_the_exercise_averages_is_named_without_an_op_the_student_lacks(reference: str) -> None:
     diagnosis = graded(reference, MEAN.replace(".mean()", ".sum()"))
-    told(diagnosis, "wrong_local_derivative" if "mean" in reference else "extra_path", [3],
+    told(diagnosis, "wrong_local_derivative", [3],
          "Your loss is not divided by the number of items: line 3", "3 times too large")
     assert "mean with respect" not in diagnosis.message and "→ div" not in diagnosis.message
 
@@ -401,3 +401,27 @@ x = torch.tensor([x0, x1], requires_grad=True)
 (Reverse.apply(x) ** 2).sum().backward()
 """
     assert graded(reference, reference.replace("Reverse", "Flip")).correct
+
+
+def test_the_gradients_of_two_inputs_returned_in_each_others_place_are_named() -> None:
+    reference = """class Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        ctx.save_for_backward(a, b)
+        ctx.alpha = alpha
+        return alpha * a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return ctx.alpha * g * b, ctx.alpha * g * a, None
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+w = torch.tensor([2.0, -1.0], requires_grad=True)
+(Mul.apply(x, w, 3.0) ** 2).sum().backward()
+"""
+    assert graded(reference, reference).correct
+    student = reference.replace("return ctx.alpha * g * b, ctx.alpha * g * a",
+                                "return ctx.alpha * g * a, ctx.alpha * g * b")
+    told(graded(reference, student), "custom_function", [11], "Mul.backward returns the gradients in the wrong order")
