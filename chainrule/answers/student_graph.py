@@ -440,12 +440,13 @@ def _extra_cut(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> 
     if told.kind not in ("accumulation", "untracked_leaf", "unknown") or code.get("finding") in (
             "not_a_leaf", "requires_grad", "reset_between", "reset_after_last", "reset_elsewhere", "never_reset"):
         return None
-    expected = {op.tensor for op in evidence.reference.cuts()} if evidence.reference is not None else set()
+    reference_cuts = evidence.reference.cuts() if evidence.reference is not None else []
+    expected = {op.tensor for op in reference_cuts}
     facts = evidence.facts
     extra = [op for op in trace.cuts() if op.line is not None and op.tensor not in expected
              and op.line not in facts.data_writes]
-    if not extra or extra[0].line is None:
-        return None
+    if not extra or extra[0].line is None or (expected and len(trace.cuts()) <= len(reference_cuts)):
+        return None  # as many cuts as the exercise, under other names: not told as one too many
     cut = extra[0]
     how = {"data": ".data", "detach": "detach()"}.get(cut.op, "torch.no_grad()")
     source = f" of {cut.tensor}" if cut.tensor else ""
