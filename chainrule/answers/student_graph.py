@@ -515,14 +515,18 @@ def _changed_lines(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis)
 
 
 def _difference(facts: SourceFacts, line: int, missing: frozenset[str], added: frozenset[str]) -> str:
-    parts = []
+    """What one line of the student's computation does differently at that step (the ops of the exercise's
+    closest step), in words true of the student's line."""
+    where = facts.quoted(line)
+    if missing and added:
+        return (f"{where} uses {_ops_text(added)} where the exercise's computation uses {_ops_text(missing)} "
+                "at that step")
     if missing:
-        parts.append(f"has no {_ops_text(missing)} where the exercise's computation has "
-                     + ("one" if len(missing) == 1 else "them"))
+        return f"{where} has no {_ops_text(missing)} where the exercise's computation has " + \
+            ("one" if len(missing) == 1 else "them") + " at that step"
     if added:
-        parts.append(f"has {_ops_text(added)} where the exercise's computation has none")
-    return f"{facts.quoted(line)} " + (" and ".join(parts) if parts else
-                                       "uses a number that differs from the exercise's computation")
+        return f"{where} has {_ops_text(added)} that the exercise's computation does not have at that step"
+    return f"{where} uses a number that differs from the exercise's computation"
 
 
 def _ops_text(ops: frozenset[str]) -> str:
@@ -543,9 +547,12 @@ def changed_lines(reference: StudentGraph, student: StudentGraph) -> dict[int, t
         return {}
     known = set(theirs.values())
     changed = {line for line, ops in mine.items() if ops not in known}
+    unmatched = {line: ops for line, ops in mine.items() if ops not in known}  # lines equal to one are no candidates
     for ops in known - set(mine.values()):
-        line, shared = max(mine.items(), key=lambda item: (len(_names(item[1]) & _names(ops)), -item[0]))
-        if _names(shared) & _names(ops):
+        if not unmatched:
+            break
+        line, shared = max(unmatched.items(), key=lambda item: (len(_names(item[1]) & _names(ops)), -item[0]))
+        if 2 * len(_names(shared) & _names(ops)) >= len(_names(ops)):
             changed.add(line)
     found = {}
     for line in changed:

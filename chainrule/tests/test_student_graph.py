@@ -274,7 +274,8 @@ def test_a_sign_flipped_where_the_numbers_see_it_is_placed_at_the_students_line(
     reference = "x = torch.tensor([x0, x1], requires_grad=True)\nu = (x ** 2).sum()\nL = u + 3 * x.sum()\n" \
         "L.backward()\n"
     diagnosis = graded(reference, reference.replace("u + 3", "u - 3"))
-    told(diagnosis, "sign_error", [3], "line 3 (`L = u - 3 * x.sum()`) has no addition (+)", "has subtraction (-)")
+    told(diagnosis, "sign_error", [3], "line 3 (`L = u - 3 * x.sum()`) uses subtraction (-) where the exercise's "
+         "computation uses addition (+) at that step")
     assert "→ add →" not in diagnosis.message  # the student's line has no add
 
 
@@ -425,3 +426,15 @@ w = torch.tensor([2.0, -1.0], requires_grad=True)
     student = reference.replace("return ctx.alpha * g * b, ctx.alpha * g * a",
                                 "return ctx.alpha * g * a, ctx.alpha * g * b")
     told(graded(reference, student), "custom_function", [11], "Mul.backward returns the gradients in the wrong order")
+
+
+def test_a_term_left_out_names_no_line_that_is_the_same_as_the_exercises() -> None:
+    reference = """w = torch.tensor([x0, x1], requires_grad=True)
+X = torch.tensor([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]])
+mse = ((X @ w - 1) ** 2).mean()
+loss = mse + 0.01 * (w ** 2).sum()
+loss.backward()
+"""
+    diagnosis = graded(reference, reference.replace("mse + 0.01 * (w ** 2).sum()", "mse"), "w.grad")
+    assert not diagnosis.correct and 3 not in cause_lines(diagnosis.detail)
+    assert "line 3" not in diagnosis.message
