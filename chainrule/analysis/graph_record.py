@@ -42,8 +42,9 @@ class HookRecord:
 
 
 class GraphRecord:
-    def __init__(self, tracer: ProgramTracer) -> None:
+    def __init__(self, tracer: ProgramTracer, *, enabled: bool = True) -> None:
         self.tracer = tracer
+        self.enabled = enabled  # off: nothing recorded, no summary (a harness point after the first)
         self.ops: dict[tuple[str, int, float | None], int] = {}
         self.calls: list[dict[str, Any]] = []
         self.hooks: list[HookRecord] = []
@@ -52,7 +53,8 @@ class GraphRecord:
     def op(self, name: str, args: Sequence[Any], result: Any) -> None:
         """An op of the program's own code whose result autograd tracks (not inside a custom Function), with
         the Python number it takes (`0.5 * t`), if one."""
-        if not isinstance(result, torch.Tensor) or result.grad_fn is None or self.functions.inside:
+        if not self.enabled or not isinstance(result, torch.Tensor) or result.grad_fn is None \
+                or self.functions.inside:
             return
         line = self.tracer.direct_line()
         if line is None or not name:
@@ -66,7 +68,7 @@ class GraphRecord:
             self.ops[key] = 1
 
     def call(self, kind: str, line: int | None, *, create_graph: bool, retain_graph: bool, seed: Any) -> None:
-        if len(self.calls) >= MAX_CALLS:
+        if not self.enabled or len(self.calls) >= MAX_CALLS:
             return
         values, seed_line = None, None
         if isinstance(seed, torch.Tensor) and 0 < seed.numel() <= MAX_SEED:
@@ -87,7 +89,7 @@ class GraphRecord:
     def hooked(self, args: Sequence[Any]) -> Sequence[Any]:
         """`t.register_hook(fn)`: fn wrapped so that its calls and what it returns are counted; it does
         what fn does."""
-        if len(args) != 2 or not isinstance(args[0], torch.Tensor) or not callable(args[1]) \
+        if not self.enabled or len(args) != 2 or not isinstance(args[0], torch.Tensor) or not callable(args[1]) \
                 or len(self.hooks) >= MAX_HOOKS:
             return args
         record = HookRecord(self.tracer.line(), _ref(args[0]), self.tracer.backward_count)
@@ -102,7 +104,9 @@ class GraphRecord:
 
         return (args[0], counted)
 
-    def summary(self, name: Callable[[Any], str | None]) -> dict[str, Any]:
+    def summary(self, name: Callable[[Any], str | None]) -> dict[str, Any] | None:
+        if not self.enabled:
+            return None
         return {
             "ops": [{"op": op, "line": line, "count": count, "number": number}
                     for (op, line, number), count in self.ops.items()],

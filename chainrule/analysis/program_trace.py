@@ -87,7 +87,7 @@ class BackwardAct:
 class ProgramTracer(TorchFunctionMode):
     """`with ProgramTracer(...): exec(code, namespace)`; `reads` are the part keys ("x.grad")."""
 
-    def __init__(self, *, filename: str, namespace: dict[str, Any], reads: Sequence[str]) -> None:
+    def __init__(self, *, filename: str, namespace: dict[str, Any], reads: Sequence[str], graph: bool = True) -> None:
         super().__init__()
         self.filename = filename
         self.namespace = namespace
@@ -102,7 +102,7 @@ class ProgramTracer(TorchFunctionMode):
         self.touched: dict[str, tuple[int | None, str]] = {}  # the program's last change to a watched .grad
         self.assigned: dict[int, tuple[weakref.ref[Any], int | None, str]] = {}  # `t.grad = …`, by tensor
         self.added_to: dict[str, tuple[int | None, str]] = {}  # a backward summed into a .grad made by hand
-        self.graph = GraphRecord(self)  # the ops, calls, hooks and custom Functions of the program's graph
+        self.graph = GraphRecord(self, enabled=graph)  # the ops, calls, hooks and custom Functions of its graph
 
     def __enter__(self) -> ProgramTracer:
         self.graph.functions.__enter__()

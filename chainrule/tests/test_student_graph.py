@@ -438,3 +438,11 @@ loss.backward()
     diagnosis = graded(reference, reference.replace("mse + 0.01 * (w ** 2).sum()", "mse"), "w.grad")
     assert not diagnosis.correct and 3 not in cause_lines(diagnosis.detail)
     assert "line 3" not in diagnosis.message
+
+
+def test_the_graph_is_recorded_at_the_first_point_only() -> None:
+    """Each point's report stays small: the worker compares the graph at the first point."""
+    points = evaluation_points(params=PARAMS, ranges={}, count=4, seed="student-7/program")
+    report = run_harness({"mode": "program", "source": CUBE, "reads": ["x.grad"], "points": points})
+    graphs = [point["trace"].get("graph") for point in report["points"]]
+    assert graphs[0]["functions"][0]["verdict"] == "right" and graphs[1:] == [None] * (len(points) - 1)
