@@ -150,6 +150,10 @@ def _custom_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosi
             fact.name not in intended and any(verdict != "right" for verdict in intended.values()))
         if fact.verdict != "gradient_count" and surrogate:
             continue
+        # right values from a backward that is not its forward's derivative: a mistake only where the exercise's
+        # own Function of that name is the true derivative (else it may be a surrogate the exercise allows)
+        if told.correct and fact.verdict != "ignores_grad_output" and intended.get(fact.name) != "right":
+            continue
         source = function_source(evidence.facts, fact.name)
         if source is not None:
             return _function_words(fact, source, evidence.facts)

@@ -446,3 +446,26 @@ def test_the_graph_is_recorded_at_the_first_point_only() -> None:
     report = run_harness({"mode": "program", "source": CUBE, "reads": ["x.grad"], "points": points})
     graphs = [point["trace"].get("graph") for point in report["points"]]
     assert graphs[0]["functions"][0]["verdict"] == "right" and graphs[1:] == [None] * (len(points) - 1)
+
+
+def test_a_function_clipping_its_gradient_where_the_exercise_uses_a_hook_is_right() -> None:
+    reference = """x = torch.tensor([x0, x1], requires_grad=True)
+h = x * 3
+h.register_hook(lambda g: g.clamp(-1.0, 1.0))
+(h ** 2).sum().backward()
+"""
+    student = """class Clip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, h):
+        return h.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.clamp(-1.0, 1.0)
+
+
+x = torch.tensor([x0, x1], requires_grad=True)
+h = Clip.apply(x * 3)
+(h ** 2).sum().backward()
+"""
+    assert graded(reference, student).correct
