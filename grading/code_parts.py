@@ -97,7 +97,7 @@ def combined_diagnosis(*, key: str, diagnoses: dict[str, Diagnosis]) -> Diagnosi
         return replace(next(iter(diagnoses.values())), part=key)
     wrong = [d for d in diagnoses.values() if not d.correct]
     expected: dict[str, Any] = {name: d.expected for name, d in diagnoses.items()}
-    detail = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
+    detail: dict[str, Any] = {"components": {name: d.to_json() for name, d in diagnoses.items()}}
     if not wrong:
         named = [_named(d) for d in diagnoses.values()]
         names = " and ".join(named) if len(named) == 2 else ", ".join(named)

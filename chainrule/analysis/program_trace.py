@@ -28,6 +28,9 @@ import torch._tensor
 import torch.overrides
 from torch.overrides import TorchFunctionMode
 
+from chainrule.analysis import graph_record
+from chainrule.analysis.graph_record import GraphRecord
+
 MAX_ITEMS = 16  # backward calls, resets and ops described one by one; the rest are counted
 MAX_CREATED = 4096
 _BACKWARD = (torch.Tensor.backward, torch.autograd.backward)
@@ -37,7 +40,7 @@ _CUTS = ("detach", "detach_")
 _ZERO_STARTS = {"zeros", "zeros_like"}
 _GRADIENT_SUMS = {"__add__", "__radd__", "__sub__", "__rsub__", "add", "sub", "__iadd__", "__isub__", "add_", "sub_"}
 # Frames between the program's call and this recorder: torch's dispatch, not the program's code.
-_DISPATCH_FILES = frozenset({__file__, torch.overrides.__file__, torch._tensor.__file__})
+_DISPATCH_FILES = frozenset({__file__, graph_record.__file__, torch.overrides.__file__, torch._tensor.__file__})
 
 
 @dataclass
@@ -85,7 +88,7 @@ class BackwardAct:
 class ProgramTracer(TorchFunctionMode):
     """`with ProgramTracer(...): exec(code, namespace)`; `reads` are the part keys ("x.grad")."""
 
-    def __init__(self, *, filename: str, namespace: dict[str, Any], reads: Sequence[str]) -> None:
+    def __init__(self, *, filename: str, namespace: dict[str, Any], reads: Sequence[str], graph: bool = True) -> None:
         super().__init__()
         self.filename = filename
         self.namespace = namespace
@@ -101,6 +104,22 @@ class ProgramTracer(TorchFunctionMode):
         self.touched: dict[str, tuple[int | None, str]] = {}  # the program's last change to a watched .grad
         self.assigned: dict[int, tuple[weakref.ref[Any], int | None, str]] = {}  # `t.grad = …`, by tensor
         self.added_to: dict[str, tuple[int | None, str]] = {}  # a backward summed into a .grad made by hand
+        self.graph = GraphRecord(self, enabled=graph)  # the ops, calls, hooks and custom Functions of its graph
+
+    def __enter__(self) -> ProgramTracer:
+        self.graph.functions.__enter__()
+        try:
+            super().__enter__()
+        except BaseException:
+            self.graph.functions.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self.graph.functions.__exit__()
 
     def __torch_function__(self, func: Callable[..., Any], types: Any, args: Sequence[Any] = (),
                            kwargs: dict[str, Any] | None = None) -> Any:
@@ -110,9 +129,15 @@ class ProgramTracer(TorchFunctionMode):
         name, attribute = getattr(func, "__name__", ""), _attribute(func)
         with _never_failing():
             self._before(name, attribute, args)
+            if name == "register_hook":
+                args = self.graph.hooked(args)
+            elif func is torch.autograd.grad:
+                self.graph.autograd_grad(args, kwargs)
         result = func(*args, **kwargs)
         with _never_failing():
             self._after(func, name, attribute, (args, kwargs), result)
+            if attribute is None:
+                self.graph.op(name, args, result)
         return result
 
     def line(self) -> int | None:
@@ -195,7 +220,7 @@ class ProgramTracer(TorchFunctionMode):
     def act(self, kind: str, tensor: Any, result: Any, name: str) -> None:
         """An op of the program's own code; one per kind and line, counted (a loop repeats it)."""
         line = self.direct_line()
-        if line is None:
+        if line is None or self.graph.functions.inside:  # a custom Function's forward runs without autograd
             return
         known = self.acts.get((kind, line))
         if known is not None:
@@ -212,6 +237,8 @@ class ProgramTracer(TorchFunctionMode):
         act = BackwardAct(self.line(), bool(create if retain is None else retain), _ref(output), seed is not None)
         if len(self.backward) < MAX_ITEMS:
             self.backward.append(act)
+        with _never_failing():
+            self.graph.call("backward", act.line, create_graph=bool(create), retain_graph=act.retain_graph, seed=seed)
         watched = self.watched_tensors()
         before = {name: grad_state(tensor) for name, tensor in watched.items()}
         with _never_failing():

@@ -43,7 +43,7 @@ def trace_summary(tracer: ProgramTracer) -> dict[str, Any]:
     tracer.note_end()
     names = _names(tracer)
     watched = tracer.watched_tensors()
-    return {
+    summary = {
         "backward": [{"line": act.line, "retain_graph": act.retain_graph, "output": _name(names, act.output),
                       "seeded": act.seeded, "filled": act.filled} for act in tracer.backward],
         "backward_count": tracer.backward_count,
@@ -54,6 +54,8 @@ def trace_summary(tracer: ProgramTracer) -> dict[str, Any]:
         "leaves": {name: _leaf(tracer, tensor) for name, tensor in watched.items()},
         "grads": {f"{name}.grad": grad_source(tracer, name, tensor) for name, tensor in watched.items()},
     }
+    graph = tracer.graph.summary(lambda ref: _name(names, ref))
+    return summary if graph is None else {**summary, "graph": graph}
 
 
 def grad_source(tracer: ProgramTracer, name: str, tensor: torch.Tensor) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from chainrule.answers.departures import departed_lines
 from chainrule.answers.failure_lines import failure_lines
 from chainrule.answers.source_facts import SourceFacts, return_names, signature_names, source_facts
 from chainrule.answers.source_ops import told_of_the_program
+from chainrule.answers.student_graph import error_cause_lines, failure_diagnosis, graph_diagnosis
 from chainrule.answers.trace_report import MalformedTrace, ProgramTrace, validated_trace
 from chainrule.diagnosis.across_points import diagnose_points, point_text
 from chainrule.diagnosis.numeric import Diagnosis
@@ -155,8 +156,13 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
     failures = [(index, explained_failure(problem, point, grading.facts)) for index, point in enumerate(output.points)
                 if (problem := _point_problem(point, key, part)) is not None]
     if failures:
+        caused = None if returns is not None else failure_diagnosis(
+            part, output.points, grading.facts, grading.reference, _expected(grading.analyses, part))
+        if caused is not None:
+            return caused
         failed = _failed_at_points(part, grading.analyses, grading.points, failures)
-        lines = failure_lines(output.points[failures[0][0]], grading.facts)
+        lines = error_cause_lines(output.points, grading.facts) or failure_lines(output.points[failures[0][0]],
+                                                                                   grading.facts)
         return replace(failed, detail={**failed.detail, "cause_lines": lines}) if lines else failed
     answers: list[Value] = [point.values[key] for point in output.points]
     if returns is not None and all(answer is None for answer in answers) and _expected(grading.analyses, part) \
@@ -171,8 +177,8 @@ def _graded_part(part: str, grading: _Grading) -> Diagnosis:
         return found
     evidence = CodeEvidence(part, answers, [point.trace for point in output.points], grading.reference,
                             grading.analyses[0] if grading.analyses else None, grading.facts)
-    told = told_of_the_program(program_diagnosis(found, evidence), grading.facts, grading.analyses, answers,
-                                (grading.rel_tol, grading.abs_tol))
+    told = graph_diagnosis(found, program_diagnosis(found, evidence), evidence)  # a structural finding at its line
+    told = told_of_the_program(told, grading.facts, grading.analyses, answers, (grading.rel_tol, grading.abs_tol))
     if not told.correct and told.kind != "code_error" and not cause_lines(told.detail) and grading.reference_source:
         departed = departed_lines("\n".join(grading.facts.lines), grading.reference_source)
         told = replace(told, detail={**told.detail, "cause_lines": departed}) if departed else told

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from chainrule.answers.graph_report import MalformedGraph, StudentGraph, validated_graph
 from chainrule.part_keys import is_tensor_path
 
 MAX_ITEMS = 16  # chainrule.analysis.program_trace.MAX_ITEMS
@@ -77,6 +78,7 @@ class ProgramTrace:
     ops: tuple[TraceOp, ...]
     leaves: dict[str, LeafFact]
     grads: dict[str, GradSource]
+    graph: StudentGraph = StudentGraph()  # the ops, calls, hooks and custom Functions (empty in older traces)
 
     def resets_of(self, tensor: str) -> list[GradReset]:
         return [reset for reset in self.resets if reset.tensor == tensor]
@@ -90,8 +92,12 @@ class ProgramTrace:
 
 def validated_trace(data: Any, *, line_count: int | None) -> ProgramTrace:
     """`line_count`: the lines of the source the trace's lines must point into (None: any)."""
-    top = _object(data, "trace", {"backward", "backward_count", "resets", "ops", "leaves", "grads"})
+    top = _object(data, "trace", {"backward", "backward_count", "resets", "ops", "leaves", "grads", "graph"})
     lines = _Lines(line_count)
+    try:
+        graph = validated_graph(top["graph"], lines) if "graph" in top else StudentGraph()
+    except MalformedGraph as problem:
+        raise MalformedTrace(str(problem)) from None
     return ProgramTrace(
         backward=tuple(_backward(item, lines) for item in _list(top.get("backward"), "backward")),
         backward_count=_count(top.get("backward_count"), "backward_count"),
@@ -99,6 +105,7 @@ def validated_trace(data: Any, *, line_count: int | None) -> ProgramTrace:
         ops=tuple(_op(item, lines) for item in _list(top.get("ops"), "ops")),
         leaves={_name(key): _leaf(value, lines) for key, value in _dict(top.get("leaves"), "leaves").items()},
         grads={_grad_key(key): _grad(value, lines) for key, value in _dict(top.get("grads"), "grads").items()},
+        graph=graph,
     )
 
 

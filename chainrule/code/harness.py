@@ -93,7 +93,8 @@ def _run_one_part(job: dict[str, Any]) -> dict[str, Any]:
 def _run_points(request: dict[str, Any], code: Any) -> dict[str, Any]:
     printed = _BoundedText()
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-        results = [_run_point(request, code, point) for point in request["points"]]
+        # the program's graph is recorded at the first point only: the worker compares it there
+        results = [_run_point(request, code, point, graph=index == 0) for index, point in enumerate(request["points"])]
     return {"points": results, "stdout": printed.getvalue()}
 
 
@@ -164,7 +165,7 @@ def _clipped(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
 
 
-def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dict[str, Any]:
+def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any], *, graph: bool = True) -> dict[str, Any]:
     try:
         import numpy as np
         import torch
@@ -176,7 +177,7 @@ def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dic
     namespace = {"__builtins__": builtins, "__name__": "__student__", "torch": torch, "math": math, "np": np,
                  **copy.deepcopy(point)}
     function_mode = request["mode"] == "function"
-    tracer = None if function_mode else program_tracer(request, namespace)
+    tracer = None if function_mode else program_tracer(request, namespace, graph=graph)
     with _autograd_refused(torch, function_mode and bool(request["forbid_autograd"])):
         try:
             with tracer if tracer is not None else contextlib.nullcontext():
@@ -190,7 +191,7 @@ def _run_point(request: dict[str, Any], code: Any, point: dict[str, Any]) -> dic
     return traced(_read_program(request, namespace, None), tracer)
 
 
-def program_tracer(request: dict[str, Any], namespace: dict[str, Any]) -> Any:
+def program_tracer(request: dict[str, Any], namespace: dict[str, Any], *, graph: bool = True) -> Any:
     """What the student's program does with autograd, line by line (chainrule.analysis.program_trace:
     the recorder the reference is analysed with). Torch jobs have chainrule on their path, preloaded;
     without it the part is graded on its values alone."""
@@ -198,7 +199,7 @@ def program_tracer(request: dict[str, Any], namespace: dict[str, Any]) -> Any:
         from chainrule.analysis.program_trace import ProgramTracer
     except ImportError:
         return None
-    return ProgramTracer(filename=STUDENT_FILENAME, namespace=namespace, reads=request["reads"])
+    return ProgramTracer(filename=STUDENT_FILENAME, namespace=namespace, reads=request["reads"], graph=graph)
 
 
 def traced(point: dict[str, Any], tracer: Any) -> dict[str, Any]:
