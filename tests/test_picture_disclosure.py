@@ -156,8 +156,8 @@ def pictures(path: Path) -> Iterator[tuple[str, str, Picture, set[str]]]:
                 continue
             highlight = Highlight.from_json(diagnosis.highlight.to_json()) if hasattr(diagnosis.highlight, "to_json") \
                 else diagnosis.highlight
-            notes = _edge_notes({"diagnosis": diagnosis_document(diagnosis)}, highlight)
             for disclosure, exempt in ((Disclosure(), set()), (Disclosure(keys=others), known)):
+                notes = _edge_notes({"diagnosis": diagnosis_document(diagnosis)}, highlight, disclosure)
                 svg = graph_svg(analysis=analysis, highlight=highlight, title=f"Where {key} went wrong",
                                 disclosure=disclosure, edge_notes=notes)
                 if svg in drawn:
@@ -177,11 +177,13 @@ def test_no_label_gives_an_undisclosed_part_away(path: Path) -> None:
 def test_the_linear_layers_wrong_edge_gives_the_rule_and_numbers_return_with_everything() -> None:
     analysis = analysis_of(ROOT / "assignments/catalog/linear-layer.toml")
     diagnosis = diagnose_numeric(analysis=analysis, part="w.grad", answer=[0.5, -0.3])  # used w for x
-    notes = _edge_notes({"diagnosis": diagnosis_document(diagnosis)}, diagnosis.highlight)
+    document = {"diagnosis": diagnosis_document(diagnosis)}
+    notes = _edge_notes(document, diagnosis.highlight, Disclosure())
     texts = [text for *_, text in Picture(graph_svg(analysis=analysis, highlight=diagnosis.highlight,
                                                     edge_notes=notes)).edges]
-    assert "✗ you used w; right: ∂(w·x)/∂w = x" in texts, texts
-    everything = Picture(graph_svg(analysis=analysis, highlight=diagnosis.highlight, edge_notes=notes,
+    assert "✗ you used w here; right: ∂(w·x)/∂w = x" in texts, texts
+    all_notes = _edge_notes(document, diagnosis.highlight, Disclosure(everything=True))
+    everything = Picture(graph_svg(analysis=analysis, highlight=diagnosis.highlight, edge_notes=all_notes,
                                    disclosure=Disclosure(everything=True)))
     assert "✗ you used w; right: ∂(w·x)/∂w = x = [1, 2]" in [text for *_, text in everything.edges]
     assert [text for _, _, text in everything.nodes if text.startswith("w.grad")] == ["w.grad = [1, 2]"]
