@@ -177,3 +177,13 @@ def test_a_linked_roster_account_takes_no_teaching_role_from_the_lms(course: Cou
     reply = platform.post(client, state=state, header=platform.header(), body=body)
     assert reply.status_code == 403 and b"student account of this tool" in reply.content
     assert not Membership.objects.filter(user=roster).exclude(role="student").exists()
+
+
+@pytest.mark.django_db
+def test_the_course_lms_page_has_its_title_and_the_accounts_section_once(course: Course) -> None:
+    import re
+
+    page = _page(_member(course, role="instructor")).get(f"/lti/courses/{course.slug}/").content.decode()
+    title = re.search(r"<title>(.*?)</title>", page, re.S)
+    assert title is not None and "<" not in title.group(1) and f"LMS sync — {course.title}" in title.group(1)
+    assert page.count('id="accounts"') == 1
