@@ -75,7 +75,8 @@ def account_link(*, course: Course, lms_account_id: int, roster_account_id: int)
     lms_account = lms_accounts_of(course=course).filter(pk=lms_account_id).first()
     if lms_account is None:
         raise LinkRefused("That LMS account is not a student of this course only.")
-    roster_account = roster_accounts_linkable(course=course).select_for_update().filter(pk=roster_account_id).first()
+    roster_account = roster_accounts_linkable(course=course).select_for_update(of=("self",)).filter(
+        pk=roster_account_id).first()
     if roster_account is None:
         raise LinkRefused("That roster account cannot be linked: it must be a student of this course only, "
                           "not staff, and not linked to an LMS person already.")
