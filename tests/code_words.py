@@ -15,6 +15,7 @@ _COUNT_OF = re.compile(r"its (\d+) backward\(\) calls")
 _PATH = re.compile(r"[\w.\[\]]+(?: → [\w.\[\]]+)+")
 _EDGE = re.compile(r"the edge ([\w.]+) → ([\w.]+)")
 _WORDS = {"once": 1, "twice": 2}
+_METHOD = re.compile(r"\w+\.(?:backward|forward)\b(?!\()")
 
 # The constructs a sentence may name, each with what its line must hold.
 _CONSTRUCTS: dict[str, tuple[str, ...]] = {
@@ -113,8 +114,9 @@ def _named_construct(sentence: str, start: int, end: int) -> str | None:
     """The construct the clause citing a line names: the nearest one before the citation within its clause, or
     right after it (`line 4 (…) zeroes x.grad`)."""
     clause_start = max(sentence.rfind(sep, 0, start) for sep in (", ", ": ", "; ", " (")) if start else 0
-    before = sentence[max(clause_start, 0):start]
-    after = sentence[end:end + 40]
+    # `MyClamp.backward` names a custom Function's method (its lines are the method's), not a backward() call
+    before = _METHOD.sub("", sentence[max(clause_start, 0):start])
+    after = sentence[end:end + 25]  # the verb right after the citation (`line 4 (…) zeroes x.grad`)
     after = after.split(",")[0].split(":")[0]
     best: tuple[int, str] | None = None
     for construct in _CONSTRUCTS:
