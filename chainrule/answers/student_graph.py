@@ -159,12 +159,8 @@ def _custom_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosi
             return _function_words(fact, source, evidence.facts)
     if told.correct or not trace.graph.functions:
         return None
-    # the student's Function is not judged by its own forward (a rounding forward): the exercise's is the measure;
-    # where the exercise defines no Function (a straight-through by detach()), a backward written by hand that
-    # cannot be checked is where a gradient the numbers find scaled or unexplained was decided
+    # the student's Function is not judged by its own forward (a rounding forward): the exercise's is the measure
     own = next((fact for fact in trace.graph.functions if fact.name in intended), None)
-    if own is None and not reference and told.kind in ("unknown", "wrong_local_derivative"):
-        own = next((fact for fact in trace.graph.functions if fact.verdict == "not_judged"), None)
     source = function_source(evidence.facts, own.name) if own is not None else None
     if own is None or source is None or not source.returns:
         return None
@@ -586,8 +582,9 @@ def _names(ops: frozenset[str]) -> frozenset[str]:
 def _unjudged_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosis) -> Finding | None:
     """The student's own Function, whose forward autograd cannot differentiate (a rounding), put where the
     exercise passes the gradient on another way: its backward decides the gradient, and it is wrong."""
-    code = _code(told)
-    if told.kind not in ("unknown", "extra_path") or (told.kind == "extra_path" and code.get("finding") != "no_cut"):
+    code = _code(told)  # a slip the numbers put on an op of the exercise's (a scale) may be this backward's too
+    if told.kind not in ("unknown", "extra_path", "wrong_local_derivative") or (
+            told.kind == "extra_path" and code.get("finding") != "no_cut"):
         return None
     fact = next((fact for fact in trace.graph.functions if fact.verdict == "not_judged"), None)
     source = function_source(evidence.facts, fact.name) if fact is not None else None
