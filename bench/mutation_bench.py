@@ -67,8 +67,12 @@ for _ in range({runs}):
     start = time.perf_counter()
     analysis = analyze_program(**request)
     times.append(time.perf_counter() - start)
+start = time.perf_counter()
 data = analysis.to_json()
+stored = json.dumps(data)
+storing = time.perf_counter() - start
 print(json.dumps({{"seconds": sorted(times)[len(times) // 2], "nodes": len(data["graph"]["nodes"]),
+                  "stored_mb": len(stored) / 1e6, "storing": storing,
                   "hypotheses": sum(len(items) for items in data["hypotheses"].values()),
                   "analysis": data if {keep} else None}}))
 """
@@ -164,6 +168,10 @@ def curve(widths: list[int], runs: int, baseline: str) -> None:
         print(f"  {width:>5} {now['nodes']:>6} {now['hypotheses']:>10}   "
               f"{before['seconds']:>8.3f} s ({before['seconds'] / first_before:>5.1f}x)   "
               f"{now['seconds']:>8.3f} s ({now['seconds'] / first_now:>5.1f}x)")
+    print("the analysis document as stored (Analysis.to_json + json.dumps, once): size and time")
+    for width, before, now in rows:
+        print(f"  {width:>5} {now['nodes']:>6}   baseline {before['stored_mb']:>7.1f} MB {before['storing']:>6.2f} s"
+              f"   this tree {now['stored_mb']:>7.1f} MB {now['storing']:>6.2f} s")
 
 
 if __name__ == "__main__":

@@ -5,12 +5,15 @@ in the sandbox) and then diagnoses answers without torch."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from chainrule.values import Shape, Value
+from chainrule.values import Shape, Value, value_changes, with_changes
 
-SCHEMA_VERSION = 1
+# 2: a hypothesis's value may be stored as its changes to the part's reference value ("changes"
+# instead of "value"). Documents of version 1 (every value whole) are still read.
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 Edge = tuple[str, str]
 
@@ -109,15 +112,29 @@ class Hypothesis:
     any_number: bool = False  # matches every number (a None part answered with one)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Hypothesis:
+    def from_json(cls, data: dict[str, Any], reference: Value = None) -> Hypothesis:
+        """`reference`: the part's reference value, which a value stored as "changes" is read against."""
         return cls(
             kind=data["kind"],
-            value=data["value"],
+            value=data["value"] if "changes" not in data else with_changes(reference, data["changes"]),
             paths=[list(path) for path in data["paths"]],
             highlight=Highlight.from_json(data["highlight"]),
             detail=dict(data["detail"]),
             any_number=bool(data.get("any_number", False)),
         )
+
+    def to_json(self, reference: Value = None) -> dict[str, Any]:
+        """Against `reference` (the part's reference value), a large value that differs in few entries
+        is stored as those entries."""
+        data: dict[str, Any] = {"kind": self.kind}
+        changes = value_changes(self.value, reference) if not self.any_number else None
+        if changes is None:
+            data["value"] = _lists_not_tuples(self.value)
+        else:
+            data["changes"] = changes
+        data.update(paths=[list(path) for path in self.paths], highlight=self.highlight.to_json(),
+                    detail=_lists_not_tuples(self.detail), any_number=self.any_number)
+        return data
 
 
 @dataclass
@@ -172,17 +189,24 @@ class Analysis:
     match_indexes: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        data = _lists_not_tuples(asdict(self))
+        data = _lists_not_tuples(asdict(replace(self, hypotheses={}, match_indexes={})))
         data.pop("match_indexes", None)
+        data["hypotheses"] = {part: [item.to_json(self._reference(part)) for item in items]
+                              for part, items in self.hypotheses.items()}
         data["version"] = SCHEMA_VERSION
         return data
 
+    def _reference(self, part: str) -> Value:
+        found = self.parts.get(part)
+        return found.value if found is not None else None
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Analysis:
-        if data.get("version") != SCHEMA_VERSION:
+        if data.get("version") not in READABLE_VERSIONS:
             raise ValueError(f"unsupported analysis version {data.get('version')!r}")
+        parts = {key: PartReference(**part) for key, part in data["parts"].items()}
         return cls(
-            parts={key: PartReference(**part) for key, part in data["parts"].items()},
+            parts=parts,
             graph=Graph(
                 nodes=[GraphNode(**node) for node in data["graph"]["nodes"]],
                 edges=[GraphEdge(**edge) for edge in data["graph"]["edges"]],
@@ -193,7 +217,7 @@ class Analysis:
                 for leaf, paths in data["paths"].items()
             },
             hypotheses={
-                part: [Hypothesis.from_json(item) for item in items]
+                part: [Hypothesis.from_json(item, parts[part].value if part in parts else None) for item in items]
                 for part, items in data["hypotheses"].items()
             },
             notes=list(data.get("notes", [])),

@@ -201,3 +201,49 @@ def rounded_array(array: np.ndarray, digits: int, *, only: np.ndarray | None = N
     index = np.flatnonzero(flat) if only is None else only
     flat[index] = [float(f"{entry:.{digits}g}") for entry in flat[index].tolist()]
     return out
+
+
+SPARSE_MIN_ENTRIES = 8  # a value this small is stored whole: shorter, and readable in the document
+
+
+def value_changes(value: Value, reference: Value) -> list[list[float]] | None:
+    """`value` as the entries where it differs from `reference` ([[flat index, entry], ...]), when it has
+    the reference's shape and differs in at most half of its entries; else None (store it whole). A
+    wrong local derivative deep in a large graph changes a few entries of a large gradient, and an
+    analysis holds thousands of them."""
+    if not isinstance(value, list) or not isinstance(reference, list):
+        return None
+    try:
+        given, wanted = np.asarray(value, dtype=float), np.asarray(reference, dtype=float)
+    except (TypeError, ValueError):  # ragged or not numbers
+        return None
+    if given.shape != wanted.shape or given.size < SPARSE_MIN_ENTRIES:
+        return None
+    changed = np.flatnonzero(given.reshape(-1) != wanted.reshape(-1))
+    if 2 * changed.size > given.size:
+        return None
+    return [[int(index), entry] for index, entry in zip(changed.tolist(), given.reshape(-1)[changed].tolist(),
+                                                        strict=True)]
+
+
+def with_changes(reference: Value, changes: list[list[float]]) -> Value:
+    """The value `value_changes` described: the reference with those entries replaced. A document read
+    from elsewhere is checked: an index outside the reference or an entry that is not a number is a
+    ValueError."""
+    try:
+        wanted = np.array(reference, dtype=float) if isinstance(reference, list) else None
+    except (TypeError, ValueError):
+        wanted = None
+    if wanted is None:
+        raise ValueError("changes to a reference that is not an array of numbers")
+    flat = wanted.reshape(-1)
+    if not isinstance(changes, list):
+        raise ValueError("changes must be a list of [index, entry] pairs")
+    for change in changes:
+        if not (isinstance(change, list) and len(change) == 2 and type(change[0]) is int
+                and 0 <= change[0] < flat.size and isinstance(change[1], (int, float))
+                and not isinstance(change[1], bool)):
+            raise ValueError(f"malformed change {change!r:.80}")
+        flat[change[0]] = float(change[1])
+    value: Value = wanted.tolist()
+    return value

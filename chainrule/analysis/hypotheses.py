@@ -57,6 +57,7 @@ class GradientFacts:
     zero_kinks: list[str] = field(default_factory=list)  # relu nodes with an input entry exactly 0 (slope 0 there)
     node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "sin(x)"
     rounded_grad: np.ndarray | None = None  # grad as as_value rounds it, once
+    rounded_value: list[Any] | None = None  # and as nested lists, once
 
 
 VALUE_DIGITS = 12
@@ -70,16 +71,42 @@ def as_value(array: np.ndarray) -> Value:
 
 def near_value(facts: GradientFacts, delta: np.ndarray) -> Value:
     """as_value(facts.grad + delta), formatting only the entries the difference changes (a slip deep in
-    a large graph changes a few entries of a large gradient)."""
+    a large graph changes a few entries of a large gradient): the rows it leaves alone are the rounded
+    gradient's own lists, shared, not copies (values are never changed in place)."""
+    if np.shape(delta) != facts.grad.shape or facts.grad.ndim == 0:
+        return as_value(facts.grad + delta)
     if facts.rounded_grad is None:
         facts.rounded_grad = rounded_array(facts.grad, VALUE_DIGITS)
-    if np.shape(delta) != facts.grad.shape:
-        return as_value(facts.grad + delta)
+    if facts.rounded_value is None:
+        facts.rounded_value = facts.rounded_grad.tolist()
     changed = np.flatnonzero(delta)
-    out = facts.rounded_grad.copy()
-    out.reshape(-1)[changed] = rounded_array(facts.grad + delta, VALUE_DIGITS, only=changed).reshape(-1)[changed]
-    value: Value = out.tolist()
-    return value
+    entries = (facts.grad.reshape(-1)[changed] + delta.reshape(-1)[changed]).tolist()
+    rounded = [float(f"{entry:.{VALUE_DIGITS}g}") if entry else entry for entry in entries]
+    if 4 * changed.size > delta.size:  # most of it changes: nothing worth sharing
+        out = facts.rounded_grad.copy()
+        out.reshape(-1)[changed] = rounded
+        value: Value = out.tolist()
+        return value
+    return _patched(facts.rounded_value, facts.grad.shape, changed.tolist(), rounded)
+
+
+def _patched(rows: list[Any], shape: tuple[int, ...], indices: list[int], entries: list[float]) -> list[Any]:
+    """A copy of the nested list `rows` (of `shape`) with the flat `indices` set to `entries`; only the
+    lists on the way to a changed entry are copied."""
+    out = list(rows)
+    if len(shape) == 1:
+        for index, entry in zip(indices, entries, strict=True):
+            out[index] = entry
+        return out
+    stride = int(np.prod(shape[1:]))
+    by_row: dict[int, tuple[list[int], list[float]]] = {}
+    for index, entry in zip(indices, entries, strict=True):
+        inner, found = by_row.setdefault(index // stride, ([], []))
+        inner.append(index % stride)
+        found.append(entry)
+    for row, (inner, found) in by_row.items():
+        out[row] = _patched(rows[row], shape[1:], inner, found)
+    return out
 
 
 def _hypothesis(
