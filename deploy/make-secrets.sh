@@ -1,5 +1,6 @@
 #!/bin/sh
-# Random secrets for docker-compose.yml, one file each under ./secrets/ (mode 600), and the deployment's
+# Random secrets for docker-compose.yml, one file each under ./secrets/ (mode 600, or 400 and owned by
+# the image's user for the files web and workers read: see the end), and the deployment's
 # sandbox CA with certificates for mutual TLS between workers and sandbox hosts (secrets/sandbox-tls/).
 # Run once; rerunning keeps existing files (rotating the database password also needs ALTER ROLE in
 # PostgreSQL). SANDBOX_HOSTS names the sandbox hosts as workers reach them (default "sandbox", the
@@ -47,4 +48,19 @@ for host in ${SANDBOX_HOSTS:-sandbox}; do
     sign "server-$host" "$san" serverAuth
 done
 sign client "DNS:grader-client" clientAuth
+
+# Compose mounts a file secret as the file is on this host, owner and mode included. Web and workers
+# run as the image's user (uid 10001, the Dockerfile's useradd), so the files they read are made
+# theirs, readable by nobody else; the ones only root-run containers read (PostgreSQL's and Redis's
+# passwords, the sandbox server's key) stay root's. APP_UID: another uid, for an image built with one.
+app_uid=${APP_UID:-10001}
+unowned=""
+for file in secret_key database_url redis_url sandbox-tls/ca.crt sandbox-tls/client.crt sandbox-tls/client.key; do
+    chmod 400 "$dir/$file"
+    chown "$app_uid:$app_uid" "$dir/$file" 2>/dev/null || unowned="$unowned $dir/$file"
+done
+if [ -n "$unowned" ]; then
+    echo "could not give these to uid $app_uid (run this script as root, or: chown $app_uid:$app_uid$unowned);" \
+         "the web and worker containers cannot read them until then" >&2
+fi
 echo "secrets in $(cd "$dir" && pwd): keep them out of version control and in your backups"

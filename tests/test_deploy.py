@@ -7,7 +7,9 @@ by hash, and runs as a user of its own. Checked offline: no container daemon is 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
+import shutil
 import subprocess
 import urllib.request
 import uuid
@@ -135,6 +137,32 @@ def test_the_image_installs_production_packages_by_hash_and_runs_as_its_own_user
     needed = {line.split("==")[0].split("[")[0].lower().replace("_", "-")
               for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line}
     assert needed <= names and "torch==2.13.0+cpu" in pins
+
+
+def _image_uid() -> int:
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    return int(dockerfile.split("--uid ", 1)[1].split()[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("openssl") is None,
+                    reason="owning files for another uid needs root, and the certificates openssl")
+def test_every_secret_a_container_reads_is_readable_by_its_user_and_by_nobody_else(tmp_path: Path) -> None:
+    """Compose mounts a file secret with the host file's owner and mode: a root-only file is unreadable
+    to web and workers, which run as the image's user, and they would not start."""
+    run = subprocess.run(["sh", "deploy/make-secrets.sh"], cwd=ROOT, env={**os.environ, "SECRETS_DIR": str(tmp_path)},
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "could not give" not in run.stderr, run.stderr
+    files = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))["secrets"]
+    uid = _image_uid()
+    for name, service in SERVICES.items():
+        reader = 0 if str(service.get("user", "")) == "0" or "image" in service and "build" not in service else uid
+        for secret in service.get("secrets", []):
+            path = tmp_path / Path(files[secret]["file"]).relative_to("secrets")
+            info = path.stat()
+            assert info.st_mode & 0o077 == 0, (name, secret, oct(info.st_mode))  # nobody else on the host
+            if reader != 0:
+                assert info.st_uid == reader and info.st_mode & 0o400, (name, secret, info.st_uid)
+    assert (tmp_path / "postgres_password").stat().st_uid == 0  # only root-run containers read these
 
 
 @pytest.mark.integration
