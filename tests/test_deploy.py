@@ -139,6 +139,31 @@ def test_the_image_installs_production_packages_by_hash_and_runs_as_its_own_user
     assert needed <= names and "torch==2.13.0+cpu" in pins
 
 
+def test_the_compose_file_passes_the_compose_specification_and_names_only_what_it_declares() -> None:
+    """What `docker compose config` checks, offline (no container tool here): the Compose
+    Specification's schema (tests/schemas/, vendored by scripts/vendor_compose_schema.sh), then every
+    secret, named volume and dependency a service names is declared."""
+    import json
+
+    import jsonschema
+
+    document = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "tests" / "schemas" / "compose-spec.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft201909Validator(schema)
+    problems = [f"{'/'.join(map(str, error.absolute_path))}: {error.message}"
+                for error in validator.iter_errors(document)]
+    assert not problems, problems
+    web = {**document["services"]["web"], "restrat": "no"}
+    misspelt = {**document, "services": {**document["services"], "web": web}}
+    assert not validator.is_valid(misspelt)  # the schema refuses what compose would
+    services, secrets, volumes = document["services"], set(document["secrets"]), set(document["volumes"])
+    for name, service in services.items():
+        assert set(service.get("secrets", [])) <= secrets, name
+        assert set(service.get("depends_on", {})) <= set(services) - {name}, name
+        named = {volume.split(":")[0] for volume in service.get("volumes", []) if not volume.startswith((".", "/"))}
+        assert named <= volumes, name
+
+
 def _image_uid() -> int:
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
     return int(dockerfile.split("--uid ", 1)[1].split()[0])
