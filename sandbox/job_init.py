@@ -1,4 +1,4 @@
-"""PID 1 of each job's PID namespace: a program of a few dozen bytes, not a copy of the zygote.
+"""PID 1 of each job's PID namespace: a 160-byte program, not a copy of the zygote.
 
 A PID namespace needs a first process: while it lives, the seat's init can fork into the namespace
 (the student process is its second process, pid 2), orphans are reparented to it, and when it dies

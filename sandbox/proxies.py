@@ -51,18 +51,26 @@ class Spawner:
     requests: socket.socket  # ask for a proxy, read its pid (SOCK_SEQPACKET: one message each)
     ended: socket.socket  # (pid, wait status) of every proxy that ended; non-blocking
     alive: bool = True  # False once the zygote has reaped it
+    failed: bool = False  # it did not answer: killed, never asked again (a late answer must not be read)
 
     def spawn(self, seat: Seat, init_pid: int, proxy_end: socket.socket, init_control: socket.socket) -> int:
         """Fork a proxy for `seat`; return its pid."""
+        if self.failed:
+            raise SpawnerGone("the proxy spawner failed")
         try:
             socket.send_fds(self.requests, [_REQUEST.pack(seat.index, init_pid)],
                             [proxy_end.fileno(), init_control.fileno()])
             readable, _, _ = select.select([self.requests], [], [], REPLY_TIMEOUT_SECONDS)
             reply = self.requests.recv(_PID.size) if readable else b""
         except OSError as exc:
-            raise SpawnerGone(f"the proxy spawner is gone: {exc}") from None
+            reply, why = b"", str(exc)
+        else:
+            why = "no answer"
         if len(reply) != _PID.size:
-            raise SpawnerGone("the proxy spawner did not answer")
+            self.failed = True
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)  # its proxies die with it; the zygote stops when it reaps it
+            raise SpawnerGone(f"the proxy spawner is gone ({why})")
         (pid,) = _PID.unpack(reply)
         if pid < 0:
             raise OSError(-pid, f"the proxy spawner could not fork: {os.strerror(-pid)}")
@@ -70,7 +78,7 @@ class Spawner:
 
     def ended_proxies(self) -> list[tuple[int, int]]:
         """(pid, wait status) of the proxies that ended since the last call."""
-        ended = []
+        ended: list[tuple[int, int]] = []
         while True:
             try:
                 message = self.ended.recv(_ENDED.size)
@@ -140,12 +148,12 @@ def _serve(requests: socket.socket, ended: socket.socket, seats: dict[int, Seat]
     gc.freeze()  # the proxies' collector never walks (and so never copies) what they inherit
     own = [requests.fileno(), ended.fileno(), wake_read, wake_write]
     while True:
-        readable, _, _ = select.select([requests, wake_read], [], [])
+        readable, _, _ = select.select([requests.fileno(), wake_read], [], [])
         if wake_read in readable:
             with contextlib.suppress(BlockingIOError):
                 os.read(wake_read, 4096)
             _report_ended(ended)
-        if requests in readable:
+        if requests.fileno() in readable:
             message, fds, _, _ = socket.recv_fds(requests, _REQUEST.size, 2)
             if len(message) != _REQUEST.size or len(fds) != 2:
                 for fd in fds:
