@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/sandbox_bench.py [--quick] [--strict]
     .venv/bin/python bench/sandbox_bench.py --scaling [--rounds N]   # 1 slot vs 2 slots, interleaved
+    .venv/bin/python bench/sandbox_bench.py --cpu --slots 1          # CPU per job (the whole machine's)
 
 Both columns run the seed example through the same server: same namespaces,
 seccomp filter, cgroups, slot uid and rlimits. The baseline job execs a new
@@ -186,6 +187,36 @@ def measure_scaling(rounds: int, jobs: int) -> bool:
     return ratio >= SCALING_TARGET
 
 
+def _busy_ticks() -> tuple[int, int]:
+    """(all, idle) jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as stat:
+        values = [int(v) for v in stat.readline().split()[1:]]
+    return sum(values), values[3] + values[4]
+
+
+def measure_cpu(slots: int, jobs: int) -> None:
+    """CPU per job: the whole machine's busy time while one server runs jobs back to back, at 1, 2
+    and 4 clients (other work on the machine counts too: run it on a quiet one). A slot whose jobs
+    cost more CPU than their own path leaves a second slot less idle CPU to run on."""
+    directory = tempfile.mkdtemp(prefix="sandbox-bench-")
+    socket_path = os.path.join(directory, "cpu.sock")
+    server = _start_server(socket_path, slots)
+    hz = os.sysconf("SC_CLK_TCK")
+    try:
+        for _ in range(20):
+            _one(socket_path, fresh=False)
+        print(f"{'slots':>5} {'clients':>7} {'jobs/s':>8} {'busy cores':>10} {'CPU ms/job':>10} {'p50 ms':>8}")
+        for concurrency in (1, 2, 4):
+            total, idle = _busy_ticks()
+            run = measure(socket_path, label="cpu", fresh=False, jobs=jobs, concurrency=concurrency)
+            total_after, idle_after = _busy_ticks()
+            busy = ((total_after - total) - (idle_after - idle)) / hz
+            print(f"{slots:>5} {concurrency:>7} {run.per_second:>8.1f} {busy / run.elapsed_s:>10.2f} "
+                  f"{busy * 1000 / jobs:>10.1f} {run.p50:>8.1f}", flush=True)
+    finally:
+        stop_server(server)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer jobs: well under a minute")
@@ -193,7 +224,11 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--scaling", action="store_true", help="only the 1-slot vs 2-slot throughput")
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds of --scaling")
+    parser.add_argument("--cpu", action="store_true", help="only the CPU per job of a --slots server")
     args = parser.parse_args()
+    if args.cpu:
+        measure_cpu(args.slots, 100 if args.quick else 300)
+        return 0
     if args.scaling:
         met = measure_scaling(args.rounds, 40 if args.quick else 120)
         return 0 if met or not args.strict else 1

@@ -10,9 +10,16 @@ from sandbox.jail import RootPlan
 from sandbox.job_response import HARDENED, INSECURE_DEV
 from sandbox.seccomp import SeccompFilter
 
-__all__ = ["HARDENED", "INSECURE_DEV", "Seat", "ServerContext"]
+__all__ = ["HARDENED", "INSECURE_DEV", "ProxyContext", "Seat", "ServerContext"]
 
 
+@dataclass(frozen=True)
+class ProxyContext:
+    """All a proxy knows of its server: it is forked from a process that has prepared nothing
+    (sandbox/proxies.py). A ServerContext has the same fields."""
+
+    backend: str
+    torch: bool
 
 @dataclass(frozen=True)
 class ServerContext:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sandbox.context import Seat, ServerContext
+from sandbox.context import ProxyContext, Seat
 from sandbox.outcome import Observation, classify
 from sandbox.protocol import (
     MAX_REQUEST_BYTES,
@@ -80,7 +80,7 @@ def _timings(started: float, cpu_seconds: float) -> dict[str, float]:
     return {"run_ms": round((time.monotonic() - started) * 1000, 3), "cpu_ms": round(cpu_seconds * 1000, 3)}
 
 
-def _response(request: JobRequest, watch: Watch, oom_killed: bool, ctx: ServerContext,
+def _response(request: JobRequest, watch: Watch, oom_killed: bool, ctx: ProxyContext,
               started: float) -> dict[str, Any]:
     exited = watch.event("exited") or {}
     streams = watch.streams
@@ -101,7 +101,7 @@ def _response(request: JobRequest, watch: Watch, oom_killed: bool, ctx: ServerCo
     }
 
 
-def run(request: JobRequest, init: InitLink, seat: Seat, ctx: ServerContext,
+def run(request: JobRequest, init: InitLink, seat: Seat, ctx: ProxyContext,
         client_fd: int) -> tuple[dict[str, Any] | None, Watch]:
     """Run the job on the seat; the response is None when the client went away."""
     limits = request.limits
@@ -146,7 +146,7 @@ def _reply(conn: socket.socket, document: dict[str, Any]) -> bool:
     return True
 
 
-def answer(conn: socket.socket, init: InitLink, seat: Seat, ctx: ServerContext) -> Served:
+def answer(conn: socket.socket, init: InitLink, seat: Seat, ctx: ProxyContext) -> Served:
     """Handle the one request on `conn`."""
     conn.settimeout(REQUEST_TIMEOUT_SECONDS)
     try:

@@ -1,4 +1,4 @@
-"""A seat's proxy: forked per job from the zygote, outside the job's namespaces.
+"""A seat's proxy: forked per job by the proxy spawner (sandbox/proxies.py), outside the job's namespaces.
 
 Pre-forked: it waits until the seat's init reports ready, tells the zygote,
 and receives one connection, unread. It is the only process that reads the
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from sandbox import linux
-from sandbox.context import Seat, ServerContext
+from sandbox.context import ProxyContext, Seat
 from sandbox.job_run import answer
 from sandbox.supervise import Watch
 
@@ -104,12 +104,15 @@ def _receive_connection(zygote: socket.socket) -> socket.socket | None:
     return socket.socket(fileno=fds[0])
 
 
-def run_proxy(*, zygote: socket.socket, init: InitLink, seat: Seat, ctx: ServerContext) -> NoReturn:
+def run_proxy(*, zygote: socket.socket, init: InitLink, seat: Seat, ctx: ProxyContext,
+              parent: int) -> NoReturn:
     """Body of a proxy process; never returns. Exit status 0 means the seat is reusable."""
     code = 0
     try:
         if sys.platform.startswith("linux"):
-            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # zygote gone: proxy gone
+            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)  # spawner (and so zygote) gone: proxy gone
+        if os.getppid() != parent:
+            raise InitUnavailable("the proxy spawner died before the proxy started")
         init.await_ready()
         conn = _receive_connection(zygote)
         served = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import select
 import shutil
@@ -26,11 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from sandbox import jail, linux, neutral
+from sandbox import jail, job_init, linux, neutral
 from sandbox.confine import JobPipes
 from sandbox.context import Seat, ServerContext
 from sandbox.student import run_student
 
+log = logging.getLogger("sandbox")
 _MESSAGE_BYTES = 65536
 REAP_SECONDS = 5.0  # SIGKILLed processes are gone within milliseconds unless stuck in the kernel
 
@@ -190,30 +192,57 @@ def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool,
                 return None  # the server is gone
 
 
+@dataclass
+class _JobInits:
+    """How each job's PID namespace gets its PID 1: the small program of `job_init` (`image` is its
+    memfd), or, where that is unavailable (-1), a fork of this process (`_job_init`)."""
+
+    image: int = -1
+
+    def new_namespace(self, pid_namespace: int) -> bool:
+        """A new PID namespace for the next child; True when its PID 1 is already there (the small
+        program), False when the next child must be it."""
+        linux.setns(pid_namespace, linux.CLONE_NEWPID)  # the seat's again: the last job's is gone
+        linux.unshare(linux.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
+        if self.image < 0:
+            return False
+        try:
+            job_init.spawn(self.image)
+            return True
+        except OSError as exc:  # e.g. vm.memfd_noexec=2: that namespace died with the attempt
+            log.warning("the small job init cannot run (%s); forking a Python one per job instead", exc)
+            os.close(self.image)
+            self.image = -1
+            return self.new_namespace(pid_namespace)
+
+
 def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket,
-                     pid_namespace: int) -> tuple[int, int, int]:
+                     pid_namespace: int, inits: _JobInits) -> tuple[int, int, int]:
     """Fork the next student process, which waits for its job; give the proxy the other ends.
-    With namespaces the fork is the job's init (see `_job_init`), in a new PID namespace."""
+    With namespaces the student is process 2 of a new PID namespace: the seat's init forks it right
+    after the namespace's PID 1 (`job_init`), or, where that program cannot run, the fork is the
+    job's init (see `_job_init`), which forks the student and reports on it."""
     ends = {name: os.pipe() for name in ("job", "stdout", "stderr", "result", "status")}
     writers = {name: ends[name][1] for name in ("stdout", "stderr", "result", "status")}
     pipes = JobPipes(job=ends["job"][0], **writers)
-    report_read, report_write = os.pipe() if pid_namespace >= 0 else (-1, -1)
+    small_init = pid_namespace >= 0 and inits.new_namespace(pid_namespace)
+    forked_init = pid_namespace >= 0 and not small_init
+    report_read, report_write = os.pipe() if forked_init else (-1, -1)
 
     def student_body() -> NoReturn:
         for name, (read, write) in ends.items():
             os.close(write if name == "job" else read)
-        run_student(pipes=pipes, seat=seat, ctx=ctx)
+        if inits.image >= 0:
+            os.close(inits.image)
+        run_student(pipes=pipes, seat=seat, ctx=ctx, own_proc=small_init)
 
-    if pid_namespace >= 0:
-        linux.setns(pid_namespace, linux.CLONE_NEWPID)  # the seat's again: the last job's is gone
-        linux.unshare(linux.CLONE_NEWPID)  # the next child is PID 1 of a namespace of its own
     student = os.fork()
     if student == 0:
-        if pid_namespace >= 0:
+        if forked_init:
             os.close(report_read)
             _job_init(student_body, report_write)
         student_body()
-    if pid_namespace >= 0:
+    if forked_init:
         os.close(report_write)
     for name, (read, write) in ends.items():
         os.close(read if name == "job" else write)
@@ -225,14 +254,15 @@ def _prepare_student(seat: Seat, ctx: ServerContext, control: socket.socket,
     return student, ends["status"][0], report_read
 
 
-def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int, pid_namespace: int) -> bool:
+def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int, pid_namespace: int,
+               inits: _JobInits) -> bool:
     """One student process from fork to reaping; False when the server has gone away."""
     hardened = ctx.root is not None
-    student, setup_read, report = _prepare_student(seat, ctx, line.control, pid_namespace)
+    student, setup_read, report = _prepare_student(seat, ctx, line.control, pid_namespace, inits)
     line.serve(student)
     outcome = _watch_student(student, line, wake, hardened, report)
     _kill_everything(hardened, student)  # what the job left, and its init: SIGKILL runs no more of their code
-    if report < 0:
+    if not hardened:
         for pid, status, cpu in _reap(until_none_left=REAP_SECONDS):
             if pid == student:
                 outcome = (status, cpu)
@@ -244,6 +274,7 @@ def _serve_one(seat: Seat, ctx: ServerContext, line: _ProxyLine, wake: int, pid_
         send(line.control, event="exited", status=outcome[0], cpu=outcome[1])
     if report >= 0:
         os.close(report)
+    if hardened:  # the job's init is gone only when every process of its namespace is
         _reap(until_none_left=REAP_SECONDS)  # every process of the job is gone before the next one
     return outcome is not None and line.await_proxy_done()
 
@@ -263,10 +294,11 @@ def run_seat_init(*, seat: Seat, ctx: ServerContext, control: socket.socket) -> 
     try:
         pid_namespace = _setup(seat, ctx, work_dir)
         seat_proc = os.stat("/proc").st_dev if pid_namespace >= 0 else -1
+        inits = _JobInits(job_init.load() if pid_namespace >= 0 else -1)
         line = _ProxyLine(control)
         while True:
             _reset(seat, ctx, work_dir, seat_proc)
-            if not _serve_one(seat, ctx, line, wake_read, pid_namespace):
+            if not _serve_one(seat, ctx, line, wake_read, pid_namespace, inits):
                 break
     except BaseException as exc:  # reported as an infrastructure failure
         send(control, event="failure", message=f"seat init: {exc!r}")

@@ -17,10 +17,10 @@ import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 
-from sandbox import backends, jail, linux, logs, network, torchless, warm
+from sandbox import backends, jail, linux, logs, network, proxies, torchless, warm
 from sandbox.cgroups import CgroupTree, setup_cgroups
 from sandbox.confine import Identity
-from sandbox.context import HARDENED, Seat, ServerContext
+from sandbox.context import HARDENED, ProxyContext, Seat, ServerContext
 from sandbox.launch import DEFAULT_UID_BASE, running_server, spawn_server, stop_server
 from sandbox.seccomp import SeccompFilter
 from sandbox.zygote import SeatState, Zygote
@@ -122,15 +122,13 @@ def share(config: ServerConfig, backend: str) -> Shared:
     return Shared(uids, build_filter(), tree, torch_dirs)
 
 
-def prepare(config: ServerConfig, backend: str, shared: Shared, *, with_torch: bool) -> Prepared:
-    """Everything one zygote does once: its preloads warm, allow-list and root, seats."""
+def prepare(config: ServerConfig, backend: str, shared: Shared, seats: list[Seat], *, with_torch: bool) -> Prepared:
+    """Everything one zygote does once: its preloads warm, allow-list and root."""
     sys.path.insert(0, backends.GUEST_DIR)
     import sandbox_guest  # noqa: F401 - preloaded so forked jobs need no file access
 
     dirs = _package_dirs(config, with_torch)
     hardened = backend == HARDENED
-    count = config.slots * SEATS_PER_SLOT
-    first = 0 if with_torch else count  # the torch-less seats come after the torch seats
     root, root_dir, names = None, None, {}
     python, guest_dir = sys.executable, backends.GUEST_DIR
     if hardened:
@@ -144,9 +142,16 @@ def prepare(config: ServerConfig, backend: str, shared: Shared, *, with_torch: b
     ctx = ServerContext(backend=backend, root=root, seccomp=shared.seccomp, data_base=warm.data_segment_bytes(),
                         job_env=job_env, python=python, guest_dir=guest_dir, torch=with_torch,
                         host_names=backends.host_path_names(names, dirs) if hardened else {})
-    seats = [Seat(index, Identity(shared.uids[index], shared.uids[index], switch=hardened, dedicated=hardened),
-                  shared.cgroups.seats[index] if shared.cgroups else None) for index in range(first, first + count)]
     return Prepared(ctx, seats, root_dir)
+
+
+def seats_of(config: ServerConfig, backend: str, shared: Shared, *, with_torch: bool) -> list[Seat]:
+    """One zygote's seats: the torch-less server's come after the torch server's."""
+    hardened = backend == HARDENED
+    count = config.slots * SEATS_PER_SLOT
+    first = 0 if with_torch else count
+    return [Seat(index, Identity(shared.uids[index], shared.uids[index], switch=hardened, dedicated=hardened),
+                 shared.cgroups.seats[index] if shared.cgroups else None) for index in range(first, first + count)]
 
 
 def _listen(config: ServerConfig, path: str) -> socket.socket:
@@ -188,12 +193,26 @@ def serve(config: ServerConfig) -> int:
 def _run_zygote(config: ServerConfig, backend: str, shared: Shared, *, ready: int | None = None,
                 sibling: torchless.Sibling | None = None) -> int:
     """One zygote (with torch when it has a torch-less `sibling`, without when it reports `ready`)."""
-    prepared = prepare(config, backend, shared, with_torch=sibling is not None)
+    with_torch = sibling is not None
+    seats = seats_of(config, backend, shared, with_torch=with_torch)
+    spawner = proxies.start(seats, ProxyContext(backend=backend, torch=with_torch))  # before torch or preloads
+    try:
+        return _serve_prepared(config, backend, shared, seats, spawner, ready=ready, sibling=sibling)
+    finally:
+        if spawner.alive:  # the zygote failed before its loop; its drain stops the spawner otherwise
+            spawner.stop()
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(spawner.pid, 0)
+
+
+def _serve_prepared(config: ServerConfig, backend: str, shared: Shared, seats: list[Seat],
+                    spawner: proxies.Spawner, *, ready: int | None, sibling: torchless.Sibling | None) -> int:
+    prepared = prepare(config, backend, shared, seats, with_torch=sibling is not None)
     if sibling is not None:
         torchless.await_ready(sibling)  # when our socket answers, the sibling's does too
     status_path = config.socket_path + network.STATUS_SUFFIX  # answered by the accept loop, busy or not
     zygote = Zygote(_listen(config, config.socket_path), prepared.ctx, [SeatState(seat) for seat in prepared.seats],
-                    config.slots, sibling=sibling.pid if sibling else None,
+                    config.slots, spawner, sibling=sibling.pid if sibling else None,
                     status_listener=_listen(config, status_path))
     if ready is not None:
         torchless.report_ready(ready)
@@ -223,4 +242,4 @@ def _run_zygote(config: ServerConfig, backend: str, shared: Shared, *, ready: in
         if prepared.root_dir is not None:
             with contextlib.suppress(OSError):
                 os.rmdir(prepared.root_dir)
-    return 1 if zygote.sibling_lost else 0
+    return 1 if zygote.sibling_lost or zygote.spawner_lost else 0

@@ -58,13 +58,16 @@ def _exec_fresh_interpreter(job: dict[str, Any], limits: Limits, ctx: ServerCont
     os.execve(ctx.python, [ctx.python, "-c", bootstrap], env)
 
 
-def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext) -> NoReturn:
-    """Body of the student process; never returns."""
+def run_student(*, pipes: confine.JobPipes, seat: Seat, ctx: ServerContext, own_proc: bool = False) -> NoReturn:
+    """Body of the student process; never returns. With `own_proc` (it is process 2 of a new PID
+    namespace whose PID 1 is the small `job_init` program) it first mounts that namespace's /proc."""
     try:
         confine.wire_descriptors(pipes)
     except BaseException as exc:  # must not fall back into the init's code
         _report_failure(pipes.status, f"descriptors: {exc!r}")
     try:
+        if own_proc:
+            jail.job_proc()  # still root, before its job exists
         warm.touch_common_paths(with_torch=ctx.torch)  # take the copy-on-write faults now, while no job waits
         job = _read_job(confine.JOB_FD)
         if job is None:

@@ -1,7 +1,8 @@
 """The zygote's loop: keep every seat's init and next proxy prepared, hand connections out unread.
 
 Each seat has a long-lived init (PID 1 of the seat's namespaces, forked once)
-and, per job, a proxy forked in advance. Seats outnumber slots two to one: at
+and, per job, a proxy forked in advance, not by the zygote but by its small proxy
+spawner (sandbox/proxies.py), which reports each proxy's end. Seats outnumber slots two to one: at
 most `slots` jobs run at once (one per core) while the other seats get ready.
 When no job may start the zygote stops accepting, and clients queue in the
 listen backlog: that is the back-pressure. The zygote never reads a byte of a
@@ -21,7 +22,7 @@ import socket
 import time
 from dataclasses import dataclass, field
 
-from sandbox import linux, proxy, seat_init, warm
+from sandbox import linux, proxies, proxy, seat_init, warm
 from sandbox.context import Seat, ServerContext
 from sandbox.network import accept_queue_length
 from sandbox.protocol import PROTOCOL_VERSION, send_message
@@ -55,9 +56,11 @@ class Zygote:
     ctx: ServerContext
     seats: list[SeatState]
     slots: int
+    spawner: proxies.Spawner
     stopping: bool = False
     sibling: int | None = None  # the torch-less server's pid: when it dies, this server stops too
     sibling_lost: bool = False
+    spawner_lost: bool = False
     status_listener: socket.socket | None = None
     selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
     _wake: tuple[int, int] = (-1, -1)
@@ -69,6 +72,8 @@ class Zygote:
             for sock in (state.init_control, state.proxy_control):
                 if sock is not None and not any(sock is k for k in keep):
                     os.close(sock.detach())
+        for fd in self.spawner.fds():
+            os.close(fd)
         os.close(self.listener.detach())
         if self.status_listener is not None:
             os.close(self.status_listener.detach())
@@ -105,17 +110,13 @@ class Zygote:
     def start_proxy(self, state: SeatState) -> None:
         assert state.init_control is not None and state.init_pid is not None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        warm.assert_single_threaded()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                self._forked_child([theirs, state.init_control])
-                os.close(ours.detach())
-                link = proxy.InitLink(state.init_control, state.init_pid)
-                proxy.run_proxy(zygote=theirs, init=link, seat=state.seat, ctx=self.ctx)
-            finally:
-                os._exit(1)  # never back into the zygote's loop
-        theirs.close()
+        try:  # not a fork of this process: tearing down a copy of the torch image cost milliseconds per job
+            pid = self.spawner.spawn(state.seat, state.init_pid, theirs, state.init_control)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         state.proxy_pid, state.proxy_control = pid, ours
         state.ready = state.running = state.finished = False
         self.selector.register(ours, selectors.EVENT_READ, state)
@@ -153,7 +154,15 @@ class Zygote:
                 os.kill(state.init_pid, signal.SIGKILL)
             state.init_doomed = True
 
+    def reap_proxies(self) -> None:
+        """The proxies are the spawner's children: it reports their ends."""
+        for pid, status in self.spawner.ended_proxies():
+            for state in self.seats:
+                if pid == state.proxy_pid:
+                    self._proxy_ended(state, status)
+
     def reap(self) -> None:
+        self.reap_proxies()
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -164,13 +173,27 @@ class Zygote:
             if pid == self.sibling:
                 log.error("the torch-less server exited (status %d); stopping", status)
                 self.sibling, self.sibling_lost, self.stopping = None, not self.stopping, True
+            if pid == self.spawner.pid and self.spawner.alive:
+                self._spawner_ended(status)
             for state in self.seats:
-                if pid == state.proxy_pid:
-                    self._proxy_ended(state, status)
-                elif pid == state.init_pid:
+                if pid == state.init_pid:
                     if state.init_control is not None:
                         state.init_control.close()
                     state.init_pid, state.init_control, state.init_doomed = None, None, False
+
+    def _spawner_ended(self, status: int) -> None:
+        """Its proxies died with it (PR_SET_PDEATHSIG) and no new one can be forked: stop."""
+        self.reap_proxies()  # what it reported before it died
+        if not self.stopping:
+            log.error("the proxy spawner exited (status %d); stopping", status)
+            self.spawner_lost = self.stopping = True
+        self.spawner.alive = False
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(self.spawner.ended)
+        self.spawner.ended.close()
+        for state in self.seats:
+            if state.proxy_pid is not None:
+                self._proxy_ended(state, signal.SIGKILL)  # the wait status of a process killed by SIGKILL
 
     def refill(self) -> None:
         now = time.monotonic()
@@ -230,6 +253,7 @@ class Zygote:
         self.selector.register(self._wake[0], selectors.EVENT_READ)
         if self.status_listener is not None:
             self.selector.register(self.status_listener, selectors.EVENT_READ)
+        self.selector.register(self.spawner.ended, selectors.EVENT_READ)  # a proxy ended: reaped below
         listening = False
         while not self.stopping:
             self.reap()
@@ -263,6 +287,7 @@ class Zygote:
         while any(s.running for s in self.seats) and time.monotonic() < deadline:
             self.reap()
             time.sleep(0.02)
+        self.reap()  # no stale pid is killed below
         for state in self.seats:
             if state.proxy_pid is not None:
                 with contextlib.suppress(OSError):
@@ -279,3 +304,11 @@ class Zygote:
                 if pid is not None:
                     with contextlib.suppress(OSError):
                         os.kill(pid, signal.SIGKILL)
+        self.spawner.stop()  # EOF: it exits; its proxies, if any are left, die with it
+        deadline = time.monotonic() + _DRAIN_SECONDS
+        while self.spawner.alive and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.005)
+        if self.spawner.alive:
+            with contextlib.suppress(OSError):
+                os.kill(self.spawner.pid, signal.SIGKILL)
