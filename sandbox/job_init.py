@@ -72,13 +72,17 @@ def load() -> int:
 
 
 def spawn(fd: int) -> int:
-    """Start the program (after unshare(CLONE_NEWPID): as PID 1 of the new namespace); return its pid."""
-    closes = [(os.POSIX_SPAWN_CLOSE, target) for target in (0, 1, 2) if _is_open(target)]
+    """Start the program (after unshare(CLONE_NEWPID): as PID 1 of the new namespace); return its pid.
+    It inherits no descriptor: every one this process would pass on (stdin, stdout, stderr and any
+    other not marked close-on-exec) is closed in the child before the program runs."""
+    closes = [(os.POSIX_SPAWN_CLOSE, target) for target in _inheritable()]
     return os.posix_spawn(f"/proc/self/fd/{fd}", ["job-init"], {}, file_actions=closes)
 
 
-def _is_open(fd: int) -> bool:
-    with contextlib.suppress(OSError):
-        os.fstat(fd)
-        return True
-    return False
+def _inheritable() -> list[int]:
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            if os.get_inheritable(int(name)):
+                found.append(int(name))
+    return found
