@@ -60,7 +60,10 @@ def load() -> int:
     program = image()
     if program is None or not hasattr(os, "memfd_create"):
         return -1
-    fd = os.memfd_create("job-init", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:  # refused by some kernels (vm.memfd_noexec=2 before Linux 6.6) and container filters
+        fd = os.memfd_create("job-init", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except OSError:
+        return -1
     try:
         os.write(fd, program)
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW

@@ -42,6 +42,8 @@ def test_it_ignores_sigchld_sleeps_holds_no_descriptor_and_dies_when_killed() ->
         pytest.skip("this kernel refuses to execute a memfd (vm.memfd_noexec): the Python init is used")
     try:
         pid = job_init.spawn(fd)
+    except PermissionError as exc:  # vm.memfd_noexec=2 on Linux 6.6+: the memfd is made, not executed
+        pytest.skip(f"this kernel refuses to execute a memfd: {exc}")
     finally:
         os.close(fd)
     try:
@@ -56,3 +58,14 @@ def test_it_ignores_sigchld_sleeps_holds_no_descriptor_and_dies_when_killed() ->
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
+def test_a_kernel_refusing_the_memfd_itself_means_the_python_init(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vm.memfd_noexec=2 before Linux 6.6, or a container's filter, refuses memfd_create itself: the
+    seat's init must fall back to the forked Python init, not fail at start (and every seat with it)."""
+
+    def refused(name: str, flags: int = 0) -> int:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "memfd_create", refused)
+    assert job_init.load() == -1
