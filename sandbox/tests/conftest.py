@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sandbox import JobResult, Limits, run_job
+from sandbox import JobResult, Limits, job_init, run_job
 from sandbox.backends import BackendUnavailable, claim_seat_uids, hardened_unavailable_reason
 from sandbox.server import seat_uid_count, spawn_server, stop_server
 
@@ -49,6 +49,12 @@ class Server:
 
     def log(self) -> str:
         return Path(self.log_path).read_text()
+
+    def small_job_init(self) -> bool:
+        """Whether its jobs' PID 1 is the small program (their parent then is the seat's init, outside
+        the namespace: getppid() is 0), not the forked Python init (their parent, pid 1): the seat
+        inits fall back, and say so, when the kernel will not execute the memfd (vm.memfd_noexec)."""
+        return job_init.image() is not None and "the small job init cannot run" not in self.log()
 
     def log_entries(self) -> list[dict[str, Any]]:
         """The server's JSON log lines (sandbox/logs.py)."""

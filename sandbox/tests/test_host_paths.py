@@ -7,7 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-from sandbox import job_init
 from sandbox.tests.conftest import Server
 
 CHECKOUT = str(Path(__file__).resolve().parents[2])
@@ -63,4 +62,4 @@ def test_every_job_starts_with_fresh_process_ids(server: Server) -> None:
     source = ("import os, sandbox_guest\nif os.fork() == 0:\n    os._exit(0)\nos.wait()\n"
               "sandbox_guest.emit([os.getpid(), os.getppid(), os.readlink('/proc/self')])\n")
     seen = [server.run(source).result for _ in range(6)]
-    assert seen == [[2, 0 if job_init.image() else 1, "2"]] * 6
+    assert seen == [[2, 0 if server.small_job_init() else 1, "2"]] * 6

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from sandbox import Limits, job_init, run_job
+from sandbox import Limits, run_job
 from sandbox.backends import JAIL_VENV
 from sandbox.protocol import JobRequest, send_message
 from sandbox.tests.conftest import Server
@@ -175,7 +175,39 @@ def test_it_cannot_kill_its_parent(contained: Server) -> None:
     )
     result = contained.run(source)
     assert result.status == "ok"
-    assert result.result == [0 if job_init.image() else 1, [1]]  # EPERM
+    assert result.result == [0 if contained.small_job_init() else 1, [1]]  # EPERM
+
+
+def test_processes_it_leaves_behind_die_with_it(contained: Server) -> None:
+    """A sibling made with clone(CLONE_PARENT) is a child of the seat's init (the job's parent, outside
+    its namespace), a double fork in a new session an orphan of the job's PID 1: both still die with the
+    job (the `contained` fixture checks that no process of a seat uid is left), and the answer comes
+    when the job's process ends, not when they would."""
+    source = (
+        "import ctypes, os, time, sandbox_guest\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "sibling = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)  # clone(CLONE_PARENT | SIGCHLD)\n"
+        "if sibling == 0:\n    time.sleep(60)\n    os._exit(0)\n"
+        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(60)\n    os._exit(0)\n"
+        "os.wait()\n"
+        "sandbox_guest.emit([sibling > 0, os.getppid()])\n"
+    )
+    result = contained.run(source, wall_seconds=10)
+    assert (result.status, result.result) == ("ok", [True, 0 if contained.small_job_init() else 1]), result
+    assert result.timings["run_ms"] < 5000
+
+
+def test_it_holds_only_its_own_descriptors_and_sees_no_init(contained: Server) -> None:
+    """No descriptor of its seat's init (the small init's memfd, the namespace's, the control line)
+    reaches the job, and its PID 1 is invisible to it."""
+    source = ("import os, sandbox_guest\n"
+              "fds = {}\nfor fd in os.listdir('/proc/self/fd'):\n    try:\n"
+              "        fds[int(fd)] = os.readlink(f'/proc/self/fd/{fd}')\n"
+              "    except OSError:\n        pass  # the listing's own\n"
+              "sandbox_guest.emit([sorted(fd for fd, target in fds.items() if 'proc' not in target),"
+              " [target for target in fds.values() if 'memfd' in target], os.path.exists('/proc/1')])\n")
+    result = contained.run(source)
+    assert (result.status, result.result) == ("ok", [[0, 1, 2, 3], [], False]), result
 
 
 def test_a_null_dereference_is_reported_as_a_crash(contained: Server) -> None:
