@@ -74,6 +74,13 @@ class Spawner:
         (pid,) = _PID.unpack(reply)
         if pid < 0:
             raise OSError(-pid, f"the proxy spawner could not fork: {os.strerror(-pid)}")
+        if pid == 0 or _parent_of(pid) not in (self.pid, None):
+            # Not its child: matching ended proxies by that pid would lose the seat for good, and the
+            # drain would SIGKILL it (or, for 0, the server's whole process group).
+            self.failed = True
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            raise SpawnerGone(f"the proxy spawner answered pid {pid}, not a child of its own")
         return pid
 
     def ended_proxies(self) -> list[tuple[int, int]]:
@@ -95,6 +102,16 @@ class Spawner:
     def fds(self) -> list[int]:
         """Its descriptors still open in the zygote (for a child of the zygote to close)."""
         return [fd for fd in (self.requests.fileno(), self.ended.fileno()) if fd >= 0]
+
+
+def _parent_of(pid: int) -> int | None:
+    """The parent of `pid`, or None when it has already ended (and been reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rpartition(b")")[2].split()
+    except FileNotFoundError:
+        return None
+    return int(fields[1])
 
 
 def start(seats: list[Seat], ctx: ProxyContext) -> Spawner:
