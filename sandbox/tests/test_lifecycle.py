@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import signal
@@ -107,3 +108,54 @@ def _uids() -> list[int]:
         except OSError:
             continue
     return uids
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        if f"\nPPid:\t{pid}\n" in status:
+            found.append(int(entry))
+    return found
+
+
+def _pid_levels(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return len(next(line for line in status.splitlines() if line.startswith("NSpid:")).split()) - 1
+
+
+def _proxy_spawner(zygote: int) -> int:
+    """The zygote's child whose children (the proxies) all live outside any namespace of the sandbox's;
+    its other children are the seat inits and the torch-less sibling (whose children are seat inits)."""
+    for child in _children(zygote):
+        with contextlib.suppress(OSError, StopIteration):
+            grandchildren = _children(child)
+            if _pid_levels(child) == 1 and grandchildren and all(_pid_levels(g) == 1 for g in grandchildren):
+                return child
+    raise AssertionError("no proxy spawner found")
+
+
+def test_a_dead_proxy_spawner_stops_the_server_and_its_jobs(uids: range, tmp_path: Path) -> None:
+    """Its proxies die with it: the running job's client gets an infrastructure error at once (never a
+    verdict, never a hang), the server exits non-zero for its supervisor, and nothing is left."""
+    server, socket_path = _start(tmp_path, uids)
+    outcome: dict[str, object] = {}
+
+    def run_sleeper() -> None:
+        try:
+            outcome["result"] = run_job(source="import time\ntime.sleep(60)\n", socket_path=socket_path,
+                                        limits=Limits(wall_seconds=60))
+        except SandboxError as exc:
+            outcome["error"] = exc
+
+    sleeper = threading.Thread(target=run_sleeper)
+    sleeper.start()
+    assert _eventually(lambda: any(uid in uids for uid in _uids()))
+    os.kill(_proxy_spawner(server.pid), signal.SIGKILL)
+    sleeper.join(10)
+    assert isinstance(outcome.get("error"), SandboxError), outcome
+    assert server.wait(20) == 1
+    assert _eventually(lambda: not _processes(_ours(socket_path, uids))), "a sandbox process survived its spawner"
