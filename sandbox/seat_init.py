@@ -13,6 +13,7 @@ job, so its memory (which every student process inherits) stays the zygote's.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -192,6 +193,9 @@ def _watch_student(student: int, line: _ProxyLine, wake: int, hardened: bool,
                 return None  # the server is gone
 
 
+_EXEC_REFUSED = (errno.EACCES, errno.EPERM, errno.ENOEXEC)  # what a kernel that will not run the memfd says
+
+
 @dataclass
 class _JobInits:
     """How each job's PID namespace gets its PID 1: the small program of `job_init` (`image` is its
@@ -210,6 +214,8 @@ class _JobInits:
             job_init.spawn(self.image)
             return True
         except OSError as exc:  # e.g. vm.memfd_noexec=2: that namespace died with the attempt
+            if exc.errno not in _EXEC_REFUSED:  # EAGAIN, ENOMEM...: no reason to give the program up for good
+                raise
             log.warning("the small job init cannot run (%s); forking a Python one per job instead", exc)
             os.close(self.image)
             self.image = -1
