@@ -105,11 +105,11 @@ class Spawner:
 
 
 def _parent_of(pid: int) -> int | None:
-    """The parent of `pid`, or None when it has already ended (and been reaped)."""
+    """The parent of `pid`, or None when that cannot be told (it has already ended and been reaped)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             fields = handle.read().rpartition(b")")[2].split()
-    except FileNotFoundError:
+    except OSError:
         return None
     return int(fields[1])
 
