@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import os
 import platform
+from collections.abc import Iterator
 from typing import Any
 
 CLONE_NEWNS = 0x00020000
@@ -102,3 +103,15 @@ def sethostname(name: str) -> None:
 
 def prctl(option: int, arg: int = 0, arg3: int = 0) -> None:
     _check(_fn("prctl")(option, arg, arg3, 0, 0), f"prctl({option})")
+
+
+def ended_children() -> Iterator[tuple[int, int]]:
+    """(pid, wait status) of each child that has ended, reaped without blocking, until none is left."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, status

@@ -191,13 +191,7 @@ def _serve(requests: socket.socket, ended: socket.socket, seats: dict[int, Seat]
 
 
 def _report_ended(ended: socket.socket) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    for pid, status in linux.ended_children():
         ended.send(_ENDED.pack(pid, status))
 
 

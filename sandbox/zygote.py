@@ -163,13 +163,7 @@ class Zygote:
 
     def reap(self) -> None:
         self.reap_proxies()
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, status in linux.ended_children():
             if pid == self.sibling:
                 log.error("the torch-less server exited (status %d); stopping", status)
                 self.sibling, self.sibling_lost, self.stopping = None, not self.stopping, True
