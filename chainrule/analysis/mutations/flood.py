@@ -87,6 +87,8 @@ def _propagate(
     pending = start
     leaves: dict[str, torch.Tensor] = {}
     for node in order:
+        if not pending:
+            break  # nothing is on its way down any more: the nodes below get nothing
         by_slot = pending.pop(id(node), None)
         if by_slot is None:
             continue
