@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from chainrule.values import Shape, Value, value_changes, with_changes
+from chainrule.values import Shape, Value, flatten, value_changes, with_changes
 
 # 2: a hypothesis's value may be stored as its changes to the part's reference value ("changes"
 # instead of "value"). Documents of version 1 (every value whole) are still read.
@@ -216,10 +216,7 @@ class Analysis:
                 leaf: [PathContribution(**path) for path in paths]
                 for leaf, paths in data["paths"].items()
             },
-            hypotheses={
-                part: [Hypothesis.from_json(item, parts[part].value if part in parts else None) for item in items]
-                for part, items in data["hypotheses"].items()
-            },
+            hypotheses=_hypotheses_from_json(data["hypotheses"], parts),
             notes=list(data.get("notes", [])),
             node_grads=dict(data.get("node_grads") or {}),
             edge_grads=[FlowMessage(**item) for item in data.get("edge_grads") or []],
@@ -227,6 +224,24 @@ class Analysis:
             local_derivatives=[dict(item) for item in data.get("local_derivatives") or []],
             program_trace=dict(data.get("program_trace") or {}),
         )
+
+
+# A stored prediction may be a few changes to its part's reference value, so a small document can
+# describe many whole values: reading one that would expand to more numbers than this is refused
+# (the 781-node MLP of bench/mutation_bench.py expands to about 3.5 million).
+MAX_EXPANDED_NUMBERS = 20_000_000
+
+
+def _hypotheses_from_json(stored: dict[str, Any], parts: dict[str, PartReference]) -> dict[str, list[Hypothesis]]:
+    expanded = 0
+    for part, items in stored.items():
+        reference = parts[part].value if part in parts else None
+        changed = sum(1 for item in items if isinstance(item, dict) and "changes" in item)
+        expanded += changed * (len(flatten(reference)) if changed else 0)
+        if expanded > MAX_EXPANDED_NUMBERS:
+            raise ValueError(f"the analysis document expands to more than {MAX_EXPANDED_NUMBERS:,} numbers")
+    return {part: [Hypothesis.from_json(item, parts[part].value if part in parts else None) for item in items]
+            for part, items in stored.items()}
 
 
 def _lists_not_tuples(data: Any) -> Any:

@@ -82,3 +82,15 @@ def test_changes_to_a_part_the_document_does_not_have_are_refused(analysis: Anal
     stored["hypotheses"]["b.grad"] = [next(item for item in stored["hypotheses"]["W.grad"] if "changes" in item)]
     with pytest.raises(ValueError):
         Analysis.from_json(stored)
+
+
+def test_a_small_document_that_would_expand_to_millions_of_numbers_is_refused(analysis: Analysis) -> None:
+    """Changes make a document small: 30,000 predictions of "no change" to a 1,000-entry reference are
+    a few MB of JSON but 30 million numbers once read. The document comes from the sandbox, where a
+    hostile reference program could write it: it is refused, not expanded."""
+    stored = _stored(analysis)
+    stored["parts"]["W.grad"]["value"] = [[0.5] * 100] * 10
+    template = next(item for item in stored["hypotheses"]["W.grad"] if "changes" in item)
+    stored["hypotheses"]["W.grad"] = [{**template, "changes": []}] * 30_000
+    with pytest.raises(ValueError, match="expands to more than"):
+        Analysis.from_json(stored)
