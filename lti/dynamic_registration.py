@@ -36,6 +36,11 @@ RESULT_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 SALT = "lti.dynamic-registration"
 MAX_BYTES = 64 * 1024
 TITLE = "Autograd grader"
+# Canvas gives every instance Instructure hosts (and, unless configured otherwise, self-hosted ones)
+# one fixed issuer, whatever the school's domain its OpenID configuration is served from (Canvas's
+# LTI launch documentation): its issuer can never be on that host.
+SHARED_ISSUERS = frozenset({"https://canvas.instructure.com", "https://canvas.beta.instructure.com",
+                            "https://canvas.test.instructure.com"})
 
 
 class RegistrationRefused(Exception):
@@ -68,6 +73,7 @@ class PlatformConfiguration:
     name: str
     audience: str
     scopes: frozenset[str]
+    served_from: str  # the origin that served the configuration: a shared issuer's school host
 
 
 def _url_problem(url: object) -> str | None:
@@ -132,7 +138,7 @@ def platform_configuration(url: str) -> PlatformConfiguration:
     for field in fields:
         if problem := _url_problem(body.get(field)):
             raise RegistrationRefused(f"{what}: {field} {problem}.")
-    if urlsplit(body["issuer"]).hostname != urlsplit(url).hostname:
+    if urlsplit(body["issuer"]).hostname != urlsplit(url).hostname and body["issuer"].rstrip("/") not in SHARED_ISSUERS:
         raise RegistrationRefused(f"{what}: its issuer is not on the host of the configuration's URL.")
     product = body.get(PLATFORM_CLAIM)
     product = product if isinstance(product, dict) else {}
@@ -141,7 +147,7 @@ def platform_configuration(url: str) -> PlatformConfiguration:
     audience = body.get("authorization_server")
     return PlatformConfiguration(
         **{mine: body[theirs] for theirs, mine in fields.items()},
-        name=f"{name or 'LMS'} at {urlsplit(body['issuer']).hostname}"[:255],
+        name=f"{name or 'LMS'} at {urlsplit(url).hostname}"[:255], served_from=origin_of(url) or "",
         audience=audience[:255] if isinstance(audience, str) else "",
         scopes=frozenset(s for s in scopes if isinstance(s, str)) if isinstance(scopes, list) else frozenset())
 
@@ -180,7 +186,8 @@ def dynamic_register(*, request: HttpRequest, config_url: str, registration_toke
     deployment_id = tool.get("deployment_id") if isinstance(tool, dict) else None
     spec = RegistrationSpec(name=config.name, issuer=config.issuer, client_id=client_id, auth_url=config.auth_url,
                             token_url=config.token_url, keyset_url=config.keyset_url,
-                            deployment_id=deployment_id if isinstance(deployment_id, str) else "", active=False)
+                            deployment_id=deployment_id if isinstance(deployment_id, str) else "", active=False,
+                            frame_origins=_school_origin(config))
     try:
         registration, _ = registration_upsert(spec=spec)
     except RegistrationError as exc:
@@ -188,3 +195,12 @@ def dynamic_register(*, request: HttpRequest, config_url: str, registration_toke
     if config.audience:
         LtiRegistration.objects.filter(pk=registration.pk).update(audience=config.audience)
     return registration
+
+
+def _school_origin(config: PlatformConfiguration) -> tuple[str, ...]:
+    """Under a shared issuer the school's own host frames the tool and serves grades and rosters: the
+    origin that served the configuration is kept as the platform's frame origin (the operator sees it
+    on the platforms page before activating)."""
+    if urlsplit(config.issuer).hostname == urlsplit(config.served_from).hostname or not config.served_from:
+        return ()
+    return (config.served_from,)

@@ -16,6 +16,7 @@ from lti_tool.models import LtiDeployment, LtiRegistration
 from assignments.services import course_demo
 from lti.models import ContextCourse, FrameOrigin
 from tests.lti_platform.inprocess import LAUNCH_URL, Platform
+from tests.lti_platform.registration import CANVAS_CONFIGURATION, CANVAS_ISSUER
 from tests.lti_platform.server import DEPLOYMENT, LmsPlatform
 
 FORM = {"name": "School Moodle", "issuer": "https://moodle.school.example", "client_id": "abc123",
@@ -148,6 +149,23 @@ def test_dynamic_registration_stores_the_platform_inactive_until_an_operator_act
     again = Client().get(test_lms.dynamic.start_url("http://testserver" + _registration_url(operator)))
     assert again.status_code == 400 and b"registered already" in again.content  # never changed by a new run
     assert LtiRegistration.objects.get(pk=registration.pk).is_active
+
+
+@override_settings(LTI_ALLOW_HTTP=True)
+@pytest.mark.django_db
+def test_a_canvas_whose_shared_issuer_is_not_on_the_schools_host_registers_with_that_host_as_its_origin(
+        operator: Client, test_lms: LmsPlatform) -> None:
+    """Canvas's issuer is https://canvas.instructure.com for every school, while the school's own host
+    serves the configuration, frames the tool and serves grades: that host becomes the platform's
+    frame origin, shown to the operator, and the platform waits inactive like any other."""
+    start = test_lms.dynamic.start_url("http://testserver" + _registration_url(operator),
+                                       configuration=CANVAS_CONFIGURATION)
+    done = Client().get(start)
+    assert done.status_code == 200 and b"not active yet" in done.content, done.content[:500]
+    registration = LtiRegistration.objects.get(issuer=CANVAS_ISSUER, client_id=test_lms.client_id)
+    assert not registration.is_active and urlsplit(test_lms.base).hostname in registration.name
+    assert [o.origin for o in FrameOrigin.objects.filter(registration=registration)] == [test_lms.base]
+    assert test_lms.base in operator.get(f"/lti/platforms/{registration.pk}/").content.decode()
 
 
 @override_settings(LTI_ALLOW_HTTP=True)

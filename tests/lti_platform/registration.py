@@ -17,9 +17,13 @@ REQUIRED = ("application_type", "grant_types", "response_types", "initiate_login
             "client_name", "jwks_uri", "token_endpoint_auth_method")
 
 
-def openid_configuration(base: str) -> dict[str, Any]:
+# Canvas's issuer is the same for every school, whatever host serves the school's configuration.
+CANVAS_ISSUER = "https://canvas.instructure.com"
+
+
+def openid_configuration(base: str, *, issuer: str | None = None) -> dict[str, Any]:
     return {
-        "issuer": base, "authorization_endpoint": f"{base}/auth", "token_endpoint": f"{base}/token",
+        "issuer": issuer or base, "authorization_endpoint": f"{base}/auth", "token_endpoint": f"{base}/token",
         "jwks_uri": f"{base}/jwks", "registration_endpoint": f"{base}/register",
         "token_endpoint_auth_methods_supported": ["private_key_jwt"],
         "token_endpoint_auth_signing_alg_values_supported": ["RS256"],
@@ -33,6 +37,9 @@ def openid_configuration(base: str) -> dict[str, Any]:
     }
 
 
+CANVAS_CONFIGURATION = "/api/lti/security/openid-configuration"
+
+
 class DynamicRegistrations:
     """Registration tokens the platform issued (each usable once) and the tool configurations it accepted."""
 
@@ -41,11 +48,12 @@ class DynamicRegistrations:
         self.tokens: set[str] = set()
         self.accepted: list[dict[str, Any]] = []
 
-    def start_url(self, tool_registration_url: str) -> str:
-        """The URL the LMS opens in its frame: the tool's registration URL with the two parameters."""
+    def start_url(self, tool_registration_url: str, *, configuration: str = "/.well-known/openid-configuration") -> str:
+        """The URL the LMS opens in its frame: the tool's registration URL with the two parameters
+        (`configuration`: the path of the OpenID configuration; CANVAS_CONFIGURATION, Canvas's shape)."""
         token = secrets.token_urlsafe(16)
         self.tokens.add(token)
-        query = urlencode({"openid_configuration": f"{self.base}/.well-known/openid-configuration",
+        query = urlencode({"openid_configuration": f"{self.base}{configuration}",
                            "registration_token": token})
         return f"{tool_registration_url}{'&' if '?' in tool_registration_url else '?'}{query}"
 

@@ -20,7 +20,13 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request, TRequest
 
 from tests.lti_platform.launches import LaunchSpec, Member, resign, stranger_key
-from tests.lti_platform.registration import DynamicRegistrations, admin_page, openid_configuration
+from tests.lti_platform.registration import (
+    CANVAS_CONFIGURATION,
+    CANVAS_ISSUER,
+    DynamicRegistrations,
+    admin_page,
+    openid_configuration,
+)
 from tests.lti_platform.services import (
     LINEITEM_SCOPE,
     NRPS_SCOPE,
@@ -189,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
         platform, state = self.platform, self.platform.state
         if path == "/.well-known/openid-configuration":
             return self._reply(200, openid_configuration(platform.base))
+        if path == CANVAS_CONFIGURATION:  # as Canvas serves it: the shared issuer, the school's endpoints
+            return self._reply(200, openid_configuration(platform.base, issuer=CANVAS_ISSUER))
         if path == "/register" and method == "POST":
             try:
                 body = json.loads(raw or b"null")
