@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from typing import Any
 
@@ -26,8 +27,8 @@ class PathFacts:
     grad: np.ndarray
     route_grads: list[np.ndarray] = field(default_factory=list)  # per route, where routes share the names
 
-    @property
-    def edges(self) -> list[Edge]:
+    @cached_property
+    def edges(self) -> list[Edge]:  # once: a path of a wide layer has thousands of routes
         return route_edges(self.routes)
 
 

@@ -134,6 +134,9 @@ class _Context:
         self.leaves = leaves
         self.counterfactuals = counterfactuals
         self.evidence = evidence
+        # every node on some route of each leaf, once: which tensor lies below which on its paths
+        self.route_nodes = {name: {node for path in leaf.paths for route in path.routes for node in route}
+                            for name, leaf in leaves.items()}
 
     def hypotheses(self, reference: PartReference) -> list[Hypothesis]:
         if reference.value is None:
@@ -180,8 +183,8 @@ class _Context:
         for name, other in self.leaves.items():
             if name == evidence.leaf or other.final_grad is None:
                 continue
-            below = any(evidence.node_id in route for path in other.paths for route in path.routes)
-            above = any(other.node_id in route for path in evidence.paths for route in path.routes)
+            below = evidence.node_id in self.route_nodes[name]
+            above = other.node_id in self.route_nodes.get(evidence.leaf, set())
             found.append((name, other.node_id, tensor_to_array(other.final_grad), "below" if below else
                           "above" if above else ""))
         return found
