@@ -91,7 +91,7 @@ def op_name(name: str) -> str:
 
 def validated_graph(data: Any, lines: Callable[[Any], int | None]) -> StudentGraph:
     """`lines` checks a line (chainrule.answers.trace_report), raising its own error."""
-    top = _object(data, "graph", {"ops", "calls", "hooks", "functions"})
+    top = checked_object(data, "graph", {"ops", "calls", "hooks", "functions"})
     return StudentGraph(
         ops=tuple(_op(item, lines) for item in _list(top.get("ops", []), MAX_OPS)),
         calls=tuple(_call(item, lines) for item in _list(top.get("calls", []), MAX_CALLS)),
@@ -101,7 +101,7 @@ def validated_graph(data: Any, lines: Callable[[Any], int | None]) -> StudentGra
 
 
 def _op(data: Any, lines: Callable[[Any], int | None]) -> GraphOp:
-    item = _object(data, "op", {"op", "line", "count", "number"})
+    item = checked_object(data, "op", {"op", "line", "count", "number"})
     line, number = lines(item.get("line")), item.get("number")
     if line is None or not isinstance(item.get("op"), str) or not _OP.fullmatch(item["op"]):
         raise MalformedGraph("an op is not a named op at a line")
@@ -112,7 +112,7 @@ def _op(data: Any, lines: Callable[[Any], int | None]) -> GraphOp:
 
 
 def _call(data: Any, lines: Callable[[Any], int | None]) -> AutogradCall:
-    item = _object(data, "call", {"kind", "line", "create_graph", "retain_graph", "seed", "seed_line"})
+    item = checked_object(data, "call", {"kind", "line", "create_graph", "retain_graph", "seed", "seed_line"})
     if item.get("kind") not in ("backward", "grad"):
         raise MalformedGraph("a call is not backward or grad")
     seed = item.get("seed")
@@ -126,7 +126,7 @@ def _call(data: Any, lines: Callable[[Any], int | None]) -> AutogradCall:
 
 
 def _hook(data: Any, lines: Callable[[Any], int | None]) -> HookFact:
-    item = _object(data, "hook", {"line", "tensor", "before_call", "calls", "returned"})
+    item = checked_object(data, "hook", {"line", "tensor", "before_call", "calls", "returned"})
     tensor = item.get("tensor")
     if tensor is not None and not is_tensor_path(tensor):
         raise MalformedGraph("a hook's tensor is not a variable name")
@@ -135,7 +135,7 @@ def _hook(data: Any, lines: Callable[[Any], int | None]) -> HookFact:
 
 
 def _function(data: Any) -> FunctionFact:
-    item = _object(data, "function", {"name", "verdict", "input", "expected", "got"})
+    item = checked_object(data, "function", {"name", "verdict", "input", "expected", "got"})
     name = item.get("name")
     if not isinstance(name, str) or not _OP.fullmatch(name) or item.get("verdict") not in VERDICTS:
         raise MalformedGraph("a Function is not a name with a verdict")
@@ -143,10 +143,13 @@ def _function(data: Any) -> FunctionFact:
                         _optional_count(item.get("expected")), _optional_count(item.get("got")))
 
 
-def _object(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
+def checked_object(data: Any, where: str, allowed: set[str],
+                   error: type[ValueError] = MalformedGraph) -> dict[str, Any]:
+    """`data` as a JSON object with text keys, none outside `allowed`; else `error`."""
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data) or set(data) - allowed:
-        raise MalformedGraph(f"{where} is not an object with the expected fields")
+        raise error(f"{where} is not an object with the expected fields")
     return data
+
 
 
 def _list(data: Any, most: int) -> list[Any]:

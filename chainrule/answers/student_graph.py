@@ -161,10 +161,10 @@ def _custom_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagnosi
         return None
     # the student's Function is not judged by its own forward (a rounding forward): the exercise's is the measure
     own = next((fact for fact in trace.graph.functions if fact.name in intended), None)
-    source = function_source(evidence.facts, own.name) if own is not None else None
-    if own is None or source is None or not source.returns:
+    found = _backward_lines(evidence, own.name) if own is not None else None
+    if own is None or found is None:
         return None
-    lines = sorted({*source.returns[-1:], *source.feeding})
+    source, lines = found
     message = (f"Your {own.name}.backward ({evidence.facts.quoted(source.returns[-1])}) does not give this exercise's "
                f"gradient: backward decides the gradient that flows back through {own.name}, and {evidence.part} "
                f"is wrong at every point checked. Compare what it returns with the gradient the exercise asks "
@@ -181,6 +181,15 @@ class FunctionSource:
     inputs: list[str] = field(default_factory=list)  # forward's parameters after ctx
     grad_outputs: list[str] = field(default_factory=list)  # backward's parameters after ctx
     feeding: list[int] = field(default_factory=list)  # backward's lines that compute a name its return uses
+
+
+def _backward_lines(evidence: CodeEvidence, name: str) -> tuple[FunctionSource, list[int]] | None:
+    """The student's Function `name` and the lines its backward's gradient comes from (its last return
+    and what feeds it); None when its source or a return is not found."""
+    source = function_source(evidence.facts, name)
+    if source is None or not source.returns:
+        return None
+    return source, sorted({*source.returns[-1:], *source.feeding})
 
 
 def function_source(facts: SourceFacts, name: str) -> FunctionSource | None:
@@ -587,10 +596,10 @@ def _unjudged_function(evidence: CodeEvidence, trace: ProgramTrace, told: Diagno
             told.kind == "extra_path" and code.get("finding") != "no_cut"):
         return None
     fact = next((fact for fact in trace.graph.functions if fact.verdict == "not_judged"), None)
-    source = function_source(evidence.facts, fact.name) if fact is not None else None
-    if fact is None or source is None or not source.returns:
+    found = _backward_lines(evidence, fact.name) if fact is not None else None
+    if fact is None or found is None:
         return None
-    lines = sorted({*source.returns[-1:], *source.feeding})
+    source, lines = found
     message = (f"Your {fact.name}.backward ({evidence.facts.quoted(source.returns[-1])}) does not give the gradient "
                f"this exercise passes back through that step, and {evidence.part} is wrong at every point checked. "
                f"backward receives the gradient from above ({', '.join(source.grad_outputs) or 'grad_output'}) and "

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from chainrule.answers.graph_report import MalformedGraph, StudentGraph, validated_graph
+from chainrule.answers.graph_report import MalformedGraph, StudentGraph, checked_object, validated_graph
 from chainrule.part_keys import is_tensor_path
 
 MAX_ITEMS = 16  # chainrule.analysis.program_trace.MAX_ITEMS
@@ -157,9 +157,7 @@ def _grad(data: Any, lines: _Lines) -> GradSource:
 
 
 def _object(data: Any, where: str, allowed: set[str]) -> dict[str, Any]:
-    if not isinstance(data, dict) or not all(isinstance(key, str) for key in data) or set(data) - allowed:
-        raise MalformedTrace(f"{where} is not an object with the expected fields")
-    return data
+    return checked_object(data, where, allowed, MalformedTrace)
 
 
 def _list(data: Any, where: str) -> list[Any]:
