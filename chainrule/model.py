@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from chainrule.values import Shape, Value, flatten, value_changes, with_changes
+import numpy as np
+
+from chainrule.values import Shape, Value, numbers_array, value_changes, with_changes
 
 # 2: a hypothesis's value may be stored as its changes to the part's reference value ("changes"
 # instead of "value"). Documents of version 1 (every value whole) are still read.
@@ -112,8 +114,9 @@ class Hypothesis:
     any_number: bool = False  # matches every number (a None part answered with one)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], reference: Value = None) -> Hypothesis:
-        """`reference`: the part's reference value, which a value stored as "changes" is read against."""
+    def from_json(cls, data: dict[str, Any], reference: np.ndarray | None = None) -> Hypothesis:
+        """`reference`: the part's reference value (`numbers_array`), which a value stored as "changes" is
+        read against."""
         return cls(
             kind=data["kind"],
             value=data["value"] if "changes" not in data else with_changes(reference, data["changes"]),
@@ -123,9 +126,9 @@ class Hypothesis:
             any_number=bool(data.get("any_number", False)),
         )
 
-    def to_json(self, reference: Value = None) -> dict[str, Any]:
-        """Against `reference` (the part's reference value), a large value that differs in few entries
-        is stored as those entries."""
+    def to_json(self, reference: np.ndarray | None = None) -> dict[str, Any]:
+        """Against `reference` (the part's reference value, `numbers_array`), a large value that differs in
+        few entries is stored as those entries."""
         data: dict[str, Any] = {"kind": self.kind}
         changes = value_changes(self.value, reference) if not self.any_number else None
         if changes is None:
@@ -191,14 +194,12 @@ class Analysis:
     def to_json(self) -> dict[str, Any]:
         data = _lists_not_tuples(asdict(replace(self, hypotheses={}, match_indexes={})))
         data.pop("match_indexes", None)
-        data["hypotheses"] = {part: [item.to_json(self._reference(part)) for item in items]
-                              for part, items in self.hypotheses.items()}
+        data["hypotheses"] = {}
+        for part, items in self.hypotheses.items():
+            reference = numbers_array(self.parts[part].value) if part in self.parts else None
+            data["hypotheses"][part] = [item.to_json(reference) for item in items]
         data["version"] = SCHEMA_VERSION
         return data
-
-    def _reference(self, part: str) -> Value:
-        found = self.parts.get(part)
-        return found.value if found is not None else None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Analysis:
@@ -233,15 +234,15 @@ MAX_EXPANDED_NUMBERS = 20_000_000
 
 
 def _hypotheses_from_json(stored: dict[str, Any], parts: dict[str, PartReference]) -> dict[str, list[Hypothesis]]:
+    references = {part: numbers_array(parts[part].value) if part in parts else None for part in stored}
     expanded = 0
     for part, items in stored.items():
-        reference = parts[part].value if part in parts else None
+        reference = references[part]
         changed = sum(1 for item in items if isinstance(item, dict) and "changes" in item)
-        expanded += changed * (len(flatten(reference)) if changed else 0)
+        expanded += changed * (reference.size if reference is not None else 0)
         if expanded > MAX_EXPANDED_NUMBERS:
             raise ValueError(f"the analysis document expands to more than {MAX_EXPANDED_NUMBERS:,} numbers")
-    return {part: [Hypothesis.from_json(item, parts[part].value if part in parts else None) for item in items]
-            for part, items in stored.items()}
+    return {part: [Hypothesis.from_json(item, references[part]) for item in items] for part, items in stored.items()}
 
 
 def _lists_not_tuples(data: Any) -> Any:

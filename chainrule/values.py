@@ -206,36 +206,39 @@ def rounded_array(array: np.ndarray, digits: int, *, only: np.ndarray | None = N
 SPARSE_MIN_ENTRIES = 8  # a value this small is stored whole: shorter, and readable in the document
 
 
-def value_changes(value: Value, reference: Value) -> list[list[float]] | None:
-    """`value` as the entries where it differs from `reference` ([[flat index, entry], ...]), when it has
-    the reference's shape and differs in at most half of its entries; else None (store it whole). A
-    wrong local derivative deep in a large graph changes a few entries of a large gradient, and an
-    analysis holds thousands of them."""
-    if not isinstance(value, list) or not isinstance(reference, list):
+def numbers_array(value: Value) -> np.ndarray | None:
+    """A nested list of numbers as an array of floats (a part's reference value, once per part, for
+    `value_changes` and `with_changes`); None for anything else (None, a bare number, ragged lists)."""
+    if not isinstance(value, list):
         return None
     try:
-        given, wanted = np.asarray(value, dtype=float), np.asarray(reference, dtype=float)
-    except (TypeError, ValueError):  # ragged or not numbers
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError):
         return None
-    if given.shape != wanted.shape or given.size < SPARSE_MIN_ENTRIES:
+
+
+def value_changes(value: Value, reference: np.ndarray | None) -> list[list[float]] | None:
+    """`value` as the entries where it differs from `reference` (`numbers_array` of the part's reference
+    value) as [[flat index, entry], ...], when it has the reference's shape and differs in at most half
+    of its entries; else None (store it whole). A wrong local derivative deep in a large graph changes a
+    few entries of a large gradient, and an analysis holds thousands of them."""
+    given = numbers_array(value)
+    if given is None or reference is None or given.shape != reference.shape or given.size < SPARSE_MIN_ENTRIES:
         return None
-    changed = np.flatnonzero(given.reshape(-1) != wanted.reshape(-1))
+    changed = np.flatnonzero(given.reshape(-1) != reference.reshape(-1))
     if 2 * changed.size > given.size:
         return None
     return [[int(index), entry] for index, entry in zip(changed.tolist(), given.reshape(-1)[changed].tolist(),
                                                         strict=True)]
 
 
-def with_changes(reference: Value, changes: list[list[float]]) -> Value:
+def with_changes(reference: np.ndarray | None, changes: list[list[float]]) -> Value:
     """The value `value_changes` described: the reference with those entries replaced. A document read
-    from elsewhere is checked: an index outside the reference or an entry that is not a number is a
-    ValueError."""
-    try:
-        wanted = np.array(reference, dtype=float) if isinstance(reference, list) else None
-    except (TypeError, ValueError):
-        wanted = None
-    if wanted is None:
+    from elsewhere is checked: no reference array, an index outside it or an entry that is not a number
+    is a ValueError."""
+    if reference is None:
         raise ValueError("changes to a reference that is not an array of numbers")
+    wanted = reference.copy()
     flat = wanted.reshape(-1)
     if not isinstance(changes, list):
         raise ValueError("changes must be a list of [index, entry] pairs")
