@@ -13,9 +13,10 @@ import numpy as np
 from chainrule.values import Shape, Value, numbers_array, value_changes, with_changes
 
 # 2: a hypothesis's value may be stored as its changes to the part's reference value ("changes"
-# instead of "value"). Documents of version 1 (every value whole) are still read.
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# instead of "value"). 3: a path contribution keeps its edges, not every route (a wide layer has
+# thousands of routes reading alike). Documents of versions 1 and 2 are still read.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 Edge = tuple[str, str]
 
@@ -60,11 +61,13 @@ class PathContribution:
     leaf: str
     names: list[str]  # SPEC §5 notation: leaf, ops…, output
     contribution: Value  # shaped like the leaf
-    routes: list[list[str]]  # node ids of every route with these names
+    edges: list[Edge]  # (source, target) node ids of every route with these names, each edge once
 
-    @property
-    def edges(self) -> list[Edge]:
-        return route_edges(self.routes)
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PathContribution:
+        """Documents before version 3 list each route's node ids instead of the edges."""
+        edges = data["edges"] if "edges" in data else route_edges(data["routes"])
+        return cls(data["leaf"], list(data["names"]), data["contribution"], [(a, b) for a, b in edges])
 
 
 def route_edges(routes: list[list[str]]) -> list[Edge]:
@@ -112,6 +115,9 @@ class Hypothesis:
     highlight: Highlight
     detail: dict[str, Any]  # JSON-safe facts the feedback text is built from
     any_number: bool = False  # matches every number (a None part answered with one)
+    # `value` as an array of floats, kept by the analysis that built it (never stored): comparing and
+    # storing thousands of large predictions need not read their nested lists again
+    array: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any], reference: np.ndarray | None = None) -> Hypothesis:
@@ -130,7 +136,8 @@ class Hypothesis:
         """Against `reference` (the part's reference value, `numbers_array`), a large value that differs in
         few entries is stored as those entries."""
         data: dict[str, Any] = {"kind": self.kind}
-        changes = value_changes(self.value, reference) if not self.any_number else None
+        changes = value_changes(self.value if self.array is None else self.array, reference) \
+            if not self.any_number else None
         if changes is None:
             data["value"] = _lists_not_tuples(self.value)
         else:
@@ -214,7 +221,7 @@ class Analysis:
             ),
             backward_calls=[BackwardRecord(**call) for call in data["backward_calls"]],
             paths={
-                leaf: [PathContribution(**path) for path in paths]
+                leaf: [PathContribution.from_json(path) for path in paths]
                 for leaf, paths in data["paths"].items()
             },
             hypotheses=_hypotheses_from_json(data["hypotheses"], parts),

@@ -17,7 +17,7 @@ Belief = tuple[dict[str, Any], np.ndarray]
 
 
 def _contribution(item: CallEvidence, leaf: str) -> np.ndarray | None:
-    grads = [tensor_to_array(route.grad) for route in item.routes if route.leaf == leaf]
+    grads = [tensor_to_array(path.grad) for path in item.paths if path.leaf == leaf]
     return np.sum(grads, axis=0) if grads else None
 
 

@@ -14,7 +14,7 @@ import torch
 from chainrule.analysis.mutations.inspection import measure_call
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, walk_nodes
 from chainrule.analysis.op_recording import BackwardCall, ProgramRun
-from chainrule.analysis.path_contributions import Route, find_routes
+from chainrule.analysis.path_contributions import MergedPath, find_paths
 from chainrule.analysis.tensors import tensor_to_value
 
 MAX_ONE_HOT_SEEDS = 6
@@ -35,7 +35,7 @@ class CallEvidence:
     call: BackwardCall
     output_id: str
     output_name: str
-    routes: list[Route]
+    paths: list[MergedPath]  # this call's, by leaf and names
     leaves: dict[str, torch.Tensor]  # live leaf tensors by name
     leaf_values: dict[str, torch.Tensor]  # their values when backward ran
     grad_before: dict[str, torch.Tensor | None]
@@ -99,7 +99,7 @@ class CallInspector:
             evidence.notes.append("a backward call on a tensor without a graph has no paths")
             return evidence
         try:
-            evidence.routes = self._routes(evidence, catalog)
+            evidence.paths = self._paths(evidence, catalog)
             if self.explore_alternatives:
                 measured = measure_call(root=call.output.grad_fn, seed=call.seed, catalog=catalog,
                                         leaves=set(evidence.leaves))
@@ -111,10 +111,10 @@ class CallInspector:
             evidence.notes.append(f"paths of backward call {call.index + 1} not analysed: {error}")
         return evidence
 
-    def _routes(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[Route]:
+    def _paths(self, evidence: CallEvidence, catalog: NodeCatalog) -> list[MergedPath]:
         call = evidence.call
         assert call.seed is not None
-        search = find_routes(
+        search = find_paths(
             root=call.output.grad_fn,
             seed=call.seed,
             catalog=catalog,
@@ -126,7 +126,7 @@ class CallInspector:
             evidence.notes.append(f"only the first {self.max_paths} paths of {leaf} were enumerated")
         if search.exhausted:
             evidence.notes.append("the graph has too many paths to enumerate them all")
-        return [route for route in search.routes if route.leaf in evidence.leaves]
+        return [path for path in search.paths if path.leaf in evidence.leaves]
 
 
 def _new_evidence(
@@ -141,7 +141,7 @@ def _new_evidence(
         call=call,
         output_id=f"out:{catalog.node_id(root)}" if root is not None else f"out:call{call.index}",
         output_name=catalog.tensor_name(call.output) or "output",
-        routes=[],
+        paths=[],
         leaves=leaves,
         leaf_values={name: t.detach().clone() for name, t in leaves.items()},
         grad_before={name: before[name] for name in leaves},

@@ -108,7 +108,7 @@ def _new_paths(inspector: CallInspector, cut: Callable[[str, list[str]], bool]) 
     """Per leaf, the paths of a re-run that the real run does not have (through a detach, a no_grad block)."""
     found: dict[str, list[PathFacts]] = {}
     for leaf, evidence in gather_leaf_evidence(inspector.evidence).items():
-        paths = [PathFacts(path.names, path.routes, tensor_to_array(path.grad))
+        paths = [PathFacts(path.names, path.routes, tensor_to_array(path.grad), edges=path.edges)
                  for path in evidence.paths if cut(leaf, path.names)]
         if paths:
             found[leaf] = paths

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import combinations
 from typing import Any
 
@@ -23,13 +22,14 @@ MAX_ALIKE_ROUTES = 3  # routes with the same names (two LSTM gates) worth leavin
 @dataclass
 class PathFacts:
     names: list[str]
-    routes: list[list[str]]
+    routes: list[list[str]]  # node ids of each route (leaf → output) while a path has few; else empty
     grad: np.ndarray
     route_grads: list[np.ndarray] = field(default_factory=list)  # per route, where routes share the names
+    edges: list[Edge] = field(default_factory=list)  # every route's, each once; from `routes` when not given
 
-    @cached_property
-    def edges(self) -> list[Edge]:  # once: a path of a wide layer has thousands of routes
-        return route_edges(self.routes)
+    def __post_init__(self) -> None:
+        if not self.edges:
+            self.edges = route_edges(self.routes)
 
 
 @dataclass
@@ -65,30 +65,40 @@ VALUE_DIGITS = 12
 
 
 def as_value(array: np.ndarray) -> Value:
-    # Differences of float32 results carry noise like 0.5838530000000004.
-    value: Value = rounded_array(np.asarray(array, dtype=float), VALUE_DIGITS).tolist()
+    value: Value = rounded(array).tolist()
     return value
 
 
-def near_value(facts: GradientFacts, delta: np.ndarray) -> Value:
-    """as_value(facts.grad + delta), formatting only the entries the difference changes (a slip deep in
-    a large graph changes a few entries of a large gradient): the rows it leaves alone are the rounded
-    gradient's own lists, shared, not copies (values are never changed in place)."""
-    if np.shape(delta) != facts.grad.shape or facts.grad.ndim == 0:
-        return as_value(facts.grad + delta)
+def rounded(array: np.ndarray) -> np.ndarray:
+    # Differences of float32 results carry noise like 0.5838530000000004.
+    return rounded_array(np.asarray(array, dtype=float), VALUE_DIGITS)
+
+
+def near_values(facts: GradientFacts, deltas: list[np.ndarray]) -> list[tuple[Value, np.ndarray]]:
+    """as_value(facts.grad + delta) and its array for each difference, rounding only the entries it
+    changes, all differences' together (a slip deep in a large graph changes a few entries of a large
+    gradient, and a large graph has thousands of slips): the rows a difference leaves alone are the
+    rounded gradient's own lists, shared, not copies (values are never changed in place)."""
+    if facts.grad.ndim == 0 or any(np.shape(delta) != facts.grad.shape for delta in deltas):
+        return [(array.tolist(), array) for array in (rounded(facts.grad + delta) for delta in deltas)]
     if facts.rounded_grad is None:
-        facts.rounded_grad = rounded_array(facts.grad, VALUE_DIGITS)
+        facts.rounded_grad = rounded(facts.grad)
     if facts.rounded_value is None:
         facts.rounded_value = facts.rounded_grad.tolist()
-    changed = np.flatnonzero(delta)
-    entries = (facts.grad.reshape(-1)[changed] + delta.reshape(-1)[changed]).tolist()
-    rounded = [float(f"{entry:.{VALUE_DIGITS}g}") if entry else entry for entry in entries]
-    if 4 * changed.size > delta.size:  # most of it changes: nothing worth sharing
-        out = facts.rounded_grad.copy()
-        out.reshape(-1)[changed] = rounded
-        value: Value = out.tolist()
-        return value
-    return _patched(facts.rounded_value, facts.grad.shape, changed.tolist(), rounded)
+    grad = facts.grad.reshape(-1)
+    places = [np.flatnonzero(delta) for delta in deltas]
+    entries = rounded(np.concatenate([grad[place] + delta.reshape(-1)[place] for delta, place in
+                                      zip(deltas, places, strict=True)] or [np.zeros(0)]))
+    found, start = [], 0
+    for place in places:
+        array = facts.rounded_grad.copy()
+        array.reshape(-1)[place] = changed = entries[start:start + place.size]
+        start += place.size
+        if 4 * place.size > array.size:  # most of it changes: nothing worth sharing
+            found.append((array.tolist(), array))
+        else:
+            found.append((_patched(facts.rounded_value, facts.grad.shape, place.tolist(), changed.tolist()), array))
+    return found
 
 
 def _patched(rows: list[Any], shape: tuple[int, ...], indices: list[int], entries: list[float]) -> list[Any]:
@@ -113,7 +123,12 @@ def _patched(rows: list[Any], shape: tuple[int, ...], indices: list[int], entrie
 def _hypothesis(
     kind: str, array: np.ndarray, paths: list[PathFacts], highlight: Highlight, **detail: Any
 ) -> Hypothesis:
-    return Hypothesis(kind, as_value(array), [p.names for p in paths], highlight, detail)
+    value = rounded(array)
+    return Hypothesis(kind, value.tolist(), [p.names for p in paths], highlight, detail, array=value)
+
+
+def _edges_of(paths: list[PathFacts]) -> list[Edge]:
+    return list(dict.fromkeys(edge for path in paths for edge in path.edges))
 
 
 def _exclusive_edges(group: list[PathFacts], others: list[PathFacts]) -> list[Edge]:
@@ -190,12 +205,11 @@ def product_of_paths(facts: GradientFacts) -> Iterator[Hypothesis]:
 
 def dead_branch(facts: GradientFacts) -> Iterator[Hypothesis]:
     through_relu = [path for path in facts.paths if "relu" in path.names[1:-1]]
-    relu_nodes = [node for path in through_relu for route in path.routes for node in route
-                  if node.startswith("op")]
+    relu_nodes = [node for path in through_relu for edge in path.edges for node in edge if node.startswith("op")]
     for slopes in ("identity", "dead", "flipped"):
         value = facts.counterfactual.get(f"relu_{slopes}")
         if value is not None and through_relu:
-            highlight = Highlight(wrong_edges=route_edges([r for p in through_relu for r in p.routes]))
+            highlight = Highlight(wrong_edges=_edges_of(through_relu))
             highlight.nodes = list(dict.fromkeys(relu_nodes))
             at_zero = {"at_zero": True} if slopes == "identity" and set(relu_nodes) & set(facts.zero_kinks) else {}
             yield _hypothesis("dead_branch", value, through_relu, highlight, slopes=slopes,
@@ -212,7 +226,7 @@ def _kinks_ignored(facts: GradientFacts) -> Iterator[Hypothesis]:
     through = [path for path in facts.paths if KINK_NAMES & set(path.names[1:-1])]
     kinks = list(dict.fromkeys([name for path in through for name in path.names[1:-1] if name in KINK_NAMES]
                                + [kink for _, kink in facts.kink_edges]))
-    edges = route_edges([route for path in through for route in path.routes])
+    edges = _edges_of(through)
     for mode in ("backward", "both"):
         value = facts.counterfactual.get(f"kinks_{mode}")
         if value is not None and (through or mode == "both"):
@@ -285,6 +299,7 @@ def _all_zero(value: Any) -> bool:
 
 def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
     edge_sets = [set(path.edges) for path in facts.paths]
+    values = iter(near_values(facts, [delta for detail, _, delta in facts.mistakes if not detail.get("mistakes")]))
     for detail, edge, delta in facts.mistakes:
         if detail.get("mistakes"):
             pair = _two_local_mistakes(facts, detail, delta, edge_sets)
@@ -295,8 +310,9 @@ def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
         wrong = [tuple(item) for item in detail.get("rule_edge_ids", [])] or [edge]
         marked = set(wrong)
         through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if not edges.isdisjoint(marked)]
-        yield Hypothesis("wrong_local_derivative", near_value(facts, delta), [p.names for p in through],
-                         Highlight(wrong_edges=wrong), detail)
+        value, array = next(values)
+        yield Hypothesis("wrong_local_derivative", value, [p.names for p in through], Highlight(wrong_edges=wrong),
+                         detail, array=array)
 
 
 def _two_local_mistakes(
@@ -313,8 +329,9 @@ def _two_local_mistakes(
         components.append({key: value for key, value in item.items() if key != "edge_ids"} | {"paths": through})
     paths = list(dict.fromkeys(tuple(path) for item in components for path in item["paths"]))
     edges = [tuple(item["edge_ids"]) for item in detail["mistakes"]]
-    return Hypothesis("two_mistakes", as_value(facts.grad + delta), [list(path) for path in paths],
-                      Highlight(wrong_edges=edges), {"mistakes": components, "rule": "pair"})
+    value = rounded(facts.grad + delta)
+    return Hypothesis("two_mistakes", value.tolist(), [list(path) for path in paths],
+                      Highlight(wrong_edges=edges), {"mistakes": components, "rule": "pair"}, array=value)
 
 
 def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
@@ -407,11 +424,14 @@ def _differs(hypothesis: Hypothesis, grad: np.ndarray) -> bool:
     one cannot be typed."""
     if hypothesis.value is None:
         return True
-    array = np.asarray(hypothesis.value, dtype=float)
+    array = hypothesis.array if hypothesis.array is not None else np.asarray(hypothesis.value, dtype=float)
     if not np.all(np.isfinite(array)):
         return False
     if array.size == grad.size == 1 or array.shape == grad.shape:
-        return not np.allclose(array.reshape(-1), grad.reshape(-1), rtol=1e-9, atol=1e-12)
+        given, right = array.reshape(-1), grad.reshape(-1)
+        if not np.all(np.isfinite(right)):
+            return not np.allclose(given, right, rtol=1e-9, atol=1e-12)
+        return not bool(np.all(np.abs(given - right) <= 1e-12 + 1e-9 * np.abs(right)))  # allclose, quicker
     return True
 
 

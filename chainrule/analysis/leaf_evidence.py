@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from chainrule.analysis.call_inspection import CallEvidence, Effect
-from chainrule.analysis.path_contributions import MergedPath, merge_routes
+from chainrule.analysis.path_contributions import MergedPath, merge_paths
 
 
 @dataclass
@@ -56,11 +56,11 @@ def gather_leaf_evidence(evidence: list[CallEvidence]) -> dict[str, LeafEvidence
 
 
 def _leaf_evidence(leaf: str, calls: list[CallEvidence]) -> LeafEvidence:
-    routes = [route for item in calls for route in item.routes if route.leaf == leaf]
+    paths = [path for item in calls for path in item.paths if path.leaf == leaf]
     return LeafEvidence(
         leaf=leaf,
-        node_id=routes[0].node_ids[0] if routes else f"leaf:{leaf}",  # a retained non-leaf: the node that made it
-        paths=merge_routes(routes).get(leaf, []),
+        node_id=paths[0].leaf_id if paths else f"leaf:{leaf}",  # a retained non-leaf: the node that made it
+        paths=merge_paths(paths).get(leaf, []),
         mistakes=_summed_effects([e for item in calls for e in item.mistakes], leaf),
         seeds=[Effect(e.detail, {leaf: e.deltas[leaf]}) for item in calls for e in item.seeds if leaf in e.deltas],
         output_ids=list(dict.fromkeys(item.output_id for item in calls)),

@@ -34,13 +34,16 @@ class NodeCatalog:
         # labels of nodes and the placeholder symbol, kept while the program is paused in one backward
         # call (the namespace they read does not change then); refresh() and forget_labels() drop them
         self.labels: dict[tuple[int, int], str] = {}
+        self._names: dict[int, tuple[torch.Tensor, str | None]] | None = None  # tensor_name's, while paused
 
     def forget_labels(self) -> None:
         self.labels.clear()
+        self._names = None
 
     def refresh(self) -> None:
         """Index forward ops recorded since the last call."""
         self.forget_labels()
+        self._names = {}
         for op in self.run.ops[self._indexed :]:
             if op.grad_fn is not None:
                 self._ops.setdefault(id(op.grad_fn), op)
@@ -113,6 +116,13 @@ class NodeCatalog:
     def tensor_name(self, tensor: torch.Tensor) -> str | None:
         """The program's variable for this very tensor (identity, not value),
         or a module parameter such as `layer.weight`."""
+        if self._names is None:
+            return self._tensor_name(tensor)
+        if id(tensor) not in self._names:  # the tensor is kept with its name: its id() is not reused meanwhile
+            self._names[id(tensor)] = (tensor, self._tensor_name(tensor))
+        return self._names[id(tensor)][1]
+
+    def _tensor_name(self, tensor: torch.Tensor) -> str | None:
         namespace = self.run.namespace
         for name, value in namespace.items():
             if value is tensor and not name.startswith("_"):

@@ -1,13 +1,15 @@
 """Chain-rule paths and what each contributes to a leaf's gradient (or a retained non-leaf's).
 
-Autograd floods the whole graph at once; here we call each node's backward
-along one route at a time (a vector-Jacobian product seeded like the real
-backward call), so every leaf → … → output route gets its own contribution.
-The contributions of all routes of a leaf add up to what the engine put in
+Autograd floods the whole graph at once; here each node's backward is called
+(a vector-Jacobian product seeded like the real backward call) for the routes
+that reach it reading the same names, so every path (leaf → … → output, by
+names) gets its own contribution, and each of its routes too while they are
+few. The contributions of all paths of a leaf add up to what the engine put in
 its .grad."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +17,8 @@ from typing import Any
 import torch
 from torch.autograd.function import BackwardCFunction
 
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape, walk_nodes
+from chainrule.model import Edge, route_edges
 
 VectorJacobian = Callable[[Any, list[torch.Tensor]], tuple[torch.Tensor | None, ...]]
 Hooks = Callable[[Any], list[Any]]  # node → the program's hooks on the gradient arriving at it
@@ -33,34 +36,41 @@ def hooked(node: Any, grad: torch.Tensor, hooks: Hooks) -> torch.Tensor:
         grad = changed if isinstance(changed, torch.Tensor) else grad
     return grad
 
-MAX_NODE_CALLS = 20_000  # guards against graphs with exponentially many routes
 
-
-@dataclass
-class Route:
-    leaf: str  # or a non-leaf tensor kept with retain_grad(): its route starts at the node that made it
-    node_ids: list[str]  # leaf → … → output
-    names: list[str]
-    grad: torch.Tensor  # shaped like the leaf
-
-
-@dataclass
-class RouteSearch:
-    routes: list[Route] = field(default_factory=list)
-    capped_leaves: set[str] = field(default_factory=set)
-    exhausted: bool = False
+MAX_NODE_CALLS = 20_000  # node calls per backward call: guards against graphs with exponentially many names
+MAX_LISTED_ROUTES = 32  # a path's routes are listed and measured one by one up to this many
 
 
 @dataclass
 class MergedPath:
-    """Routes with the same names are one path to a student (x*x has two
-    edges into mul, both `x → mul`); their contributions add."""
+    """Every route from a leaf to the output that reads the same names, and what they contribute
+    together. Routes with the same names are one path to a student (x*x has two edges into mul,
+    both `x → mul`; a wide layer has one route per unit, all `W1 → select → mul → …`).
 
-    leaf: str
-    names: list[str]
+    `routes` and `route_grads` list each route (its node ids, leaf → output) and its own
+    contribution while there are at most MAX_LISTED_ROUTES; past that both are empty and only the
+    path's total, its edges and `route_count` are kept."""
+
+    leaf: str  # or a non-leaf tensor kept with retain_grad(): its routes start at the node that made it
+    names: list[str]  # leaf, ops…, output
     grad: torch.Tensor
     routes: list[list[str]]
-    route_grads: list[torch.Tensor] = field(default_factory=list)  # per route (x*x's two edges are one route)
+    route_grads: list[torch.Tensor] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)  # (source, target) node ids, forward, each once
+    route_count: int = 0
+    leaf_id: str = ""  # node id of the leaf end of its first route
+
+    @property
+    def listed(self) -> bool:
+        """Every route is in `routes`."""
+        return len(self.routes) == self.route_count
+
+
+@dataclass
+class PathSearch:
+    paths: list[MergedPath] = field(default_factory=list)  # in the order depth-first backward meets them
+    capped_leaves: set[str] = field(default_factory=set)
+    exhausted: bool = False
 
 
 def node_vjp(node: Any, output_grads: list[torch.Tensor]) -> tuple[torch.Tensor | None, ...]:
@@ -90,7 +100,39 @@ def _output_grads(node: Any, slot: int, grad: torch.Tensor) -> list[torch.Tensor
     return grads
 
 
-def find_routes(
+def _input_grads(node: Any, inputs: tuple[torch.Tensor | None, ...]) -> list[tuple[int, Any, int, torch.Tensor]]:
+    """(index, child, child's output slot, gradient) for every input of `node` that requires grad."""
+    steps = []
+    for index, ((child, child_slot), child_grad) in enumerate(zip(node.next_functions, inputs, strict=False)):
+        if child is None:
+            continue  # an input that does not require grad: a constant to autograd
+        shape = node_shape(child, child_slot)
+        steps.append((index, child, child_slot,
+                      torch.zeros(shape) if child_grad is None else reduce_to_shape(child_grad, shape)))
+    return steps
+
+
+@dataclass(eq=False)
+class _State:
+    """One node reached by routes whose names so far (output → … → this node) are the same: their
+    gradients arriving here add up, and one call of the node's backward carries them all on."""
+
+    node: Any
+    node_id: str
+    slot: int  # which of the node's outputs the gradient arrives at
+    names: tuple[str, ...]  # output → … → this node
+    first: tuple[int, ...]  # the first route here in depth-first order: the input index taken at each step
+    grad: torch.Tensor
+    count: int = 0  # routes here (x*x's two inputs are two)
+    order: int = 0  # when its node's backward was called: after every state that leads here
+    parents: dict[int, _State | None] = field(default_factory=dict)  # by id(); None: the output
+    steps: list[tuple[int, _State]] = field(default_factory=list)  # (input index, child state), in input order
+
+
+Route = list[tuple[int, _State]]  # (input index taken into it, state), from the output down
+
+
+def find_paths(
     *,
     root: Any,
     seed: torch.Tensor,
@@ -99,79 +141,234 @@ def find_routes(
     output_name: str,
     max_paths: int,
     vjp: VectorJacobian = node_vjp,
-) -> RouteSearch:
-    search = RouteSearch()
-    names_seen: dict[str, set[tuple[str, ...]]] = {}
-    stack: list[tuple[Any, int, torch.Tensor, list[str], list[str]]] = [
-        (root, 0, seed, [output_id], [output_name])
-    ]
-    calls = 0
-    while stack:
-        node, slot, grad, ids, names = stack.pop()
-        ids, names = [*ids, catalog.node_id(node)], [*names, catalog.node_name(node)]
-        if slot == 0:
-            grad = hooked(node, grad, catalog.gradient_hooks)
-            kept = None if is_leaf_node(node) else catalog.read_name(node)
-            if kept is not None:  # retain_grad(): the route so far ends at this tensor too, and goes on
-                _keep_route(search, names_seen, Route(kept, ids[::-1], [kept, *names[-2::-1]], grad), max_paths)
-        if is_leaf_node(node):
-            route = Route(names[-1], ids[::-1], names[::-1], reduce_to_shape(grad, node_shape(node)))
-            _keep_route(search, names_seen, route, max_paths)
-            continue
-        calls += 1
-        if calls > MAX_NODE_CALLS:
-            search.exhausted = True
+) -> PathSearch:
+    """Every path from a leaf (or a tensor kept with retain_grad()) to the output and what it
+    contributes, in the order a depth-first walk of the routes meets them.
+
+    Routes are not walked one by one: a wide layer has as many routes as the product of its
+    widths, all reading the same names. Routes that reach a node with the same names so far are
+    carried on together (one backward call of the node for all of them), so the cost grows with
+    the nodes and the distinct names, not with the routes. Only a path with few routes has them
+    listed, each with its own contribution. At most `max_paths` paths per leaf are kept: the first
+    ones depth-first, as a student would read them off the graph."""
+    search = PathSearch()
+    for node in walk_nodes(root):  # nodes the program did not record are numbered depth-first
+        catalog.node_id(node)
+    start = _State(root, catalog.node_id(root), 0, (output_name, catalog.node_name(root)), (), seed, count=1)
+    start.parents[0] = None
+    states: dict[int, dict[tuple[int, tuple[str, ...]], _State]] = {id(root): {(0, start.names): start}}
+    ends: dict[tuple[str, tuple[str, ...]], list[_State]] = {}
+    capped_nodes = []
+    calls, turns = 0, itertools.count()
+    for node in _parents_first(root):
+        here = sorted(states.pop(id(node), {}).values(), key=lambda state: state.first)
+        if len(here) > max_paths:  # each of them reads differently down to every leaf below
+            capped_nodes.append(node)
+            here = here[:max_paths]
+        for state in here:
+            state.order = next(turns)
+            if state.slot == 0:
+                state.grad = hooked(node, state.grad, catalog.gradient_hooks)
+            if is_leaf_node(node):
+                state.grad = reduce_to_shape(state.grad, node_shape(node))
+                ends.setdefault((state.names[-1], state.names[::-1]), []).append(state)
+                continue
+            kept = catalog.read_name(node)
+            if kept is not None:  # retain_grad(): the routes so far end at this tensor too, and go on
+                ends.setdefault((kept, (kept, *state.names[-2::-1])), []).append(state)
+            calls += 1
+            if calls > MAX_NODE_CALLS:
+                search.exhausted = True
+                break
+            inputs = vjp(node, _output_grads(node, state.slot, state.grad))
+            for index, child, child_slot, grad in _input_grads(node, inputs):
+                _arrive(states, state, index, child, child_slot, grad, catalog)
+        if search.exhausted:
             break
-        inputs = vjp(node, _output_grads(node, slot, grad))
-        stack.extend(reversed(_steps_into_inputs(node, inputs, ids, names)))
+    search.capped_leaves = _names_below(capped_nodes, catalog)
+    budget = [MAX_NODE_CALLS]
+    kept_ends: dict[str, int] = {}
+    for (leaf, names), reached in sorted(ends.items(), key=lambda item: min(s.first for s in item[1])):
+        if kept_ends.get(leaf, 0) >= max_paths:
+            search.capped_leaves.add(leaf)
+            continue
+        kept_ends[leaf] = kept_ends.get(leaf, 0) + 1
+        search.paths.append(_path(leaf, list(names), reached, start, seed, output_id, catalog, budget, vjp))
     return search
 
 
-def _steps_into_inputs(
-    node: Any, inputs: tuple[torch.Tensor | None, ...], ids: list[str], names: list[str]
-) -> list[tuple[Any, int, torch.Tensor, list[str], list[str]]]:
-    steps = []
-    for (child, child_slot), child_grad in zip(node.next_functions, inputs, strict=False):
-        if child is None:
-            continue  # an input that does not require grad: a constant to autograd
-        shape = node_shape(child, child_slot)
-        child_grad = torch.zeros(shape) if child_grad is None else reduce_to_shape(child_grad, shape)
-        steps.append((child, child_slot, child_grad, ids, names))
-    return steps
-
-
-def _keep_route(
-    search: RouteSearch, names_seen: dict[str, set[tuple[str, ...]]], route: Route, max_paths: int
+def _arrive(
+    states: dict[int, dict[tuple[int, tuple[str, ...]], _State]],
+    parent: _State, index: int, child: Any, child_slot: int, grad: torch.Tensor, catalog: NodeCatalog,
 ) -> None:
-    seen = names_seen.setdefault(route.leaf, set())
-    key = tuple(route.names)
-    if key not in seen and len(seen) >= max_paths:
-        search.capped_leaves.add(route.leaf)
-        return
-    seen.add(key)
-    search.routes.append(route)
+    names = (*parent.names, catalog.node_name(child))
+    bucket = states.setdefault(id(child), {})
+    state = bucket.get((child_slot, names))
+    if state is None:
+        state = bucket[child_slot, names] = _State(child, catalog.node_id(child), child_slot, names,
+                                                  (*parent.first, index), grad)
+    else:
+        state.grad = state.grad + grad
+        state.first = min(state.first, (*parent.first, index))
+    state.parents[id(parent)] = parent
+    state.count += parent.count
+    parent.steps.append((index, state))
 
 
-def merge_routes(routes: list[Route]) -> dict[str, list[MergedPath]]:
-    merged: dict[tuple[str, ...], MergedPath] = {}
-    at: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}  # (path, route's node ids) → its place in the path
-    for route in routes:
-        key = (route.leaf, *route.names)
-        path = merged.get(key)
-        if path is None:
-            merged[key] = MergedPath(route.leaf, route.names, route.grad.clone(), [route.node_ids],
-                                     [route.grad.clone()])
-            at[key, tuple(route.node_ids)] = 0
+def _parents_first(root: Any) -> list[Any]:
+    """The nodes below `root`, each after every node that feeds it a gradient."""
+    order: list[Any] = []
+    done: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
             continue
-        path.grad = path.grad + route.grad
-        place = at.get((key, tuple(route.node_ids)))
+        if id(node) in done:
+            continue
+        done.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child, _ in getattr(node, "next_functions", ())
+                     if child is not None and id(child) not in done)
+    return order[::-1]
+
+
+def _names_below(nodes: list[Any], catalog: NodeCatalog) -> set[str]:
+    """Every leaf, or tensor kept with retain_grad(), at or below these nodes."""
+    found = set()
+    for top in nodes:
+        for node in walk_nodes(top):
+            name = catalog.read_name(node)
+            if name is not None:
+                found.add(name)
+    return found
+
+
+def _path(
+    leaf: str, names: list[str], reached: list[_State], start: _State, seed: torch.Tensor, output_id: str,
+    catalog: NodeCatalog, budget: list[int], vjp: VectorJacobian,
+) -> MergedPath:
+    ancestors = _ancestors(reached)
+    count = sum(state.count for state in reached)
+    routes = _routes(start, ancestors, reached) if count <= MAX_LISTED_ROUTES else None
+    if routes is not None and sum(len(route) for route in routes) <= budget[0]:
+        budget[0] -= sum(len(route) for route in routes)
+        return _listed_path(leaf, names, routes, seed, output_id, catalog, vjp)
+    grad = reached[0].grad.clone()
+    for state in reached[1:]:
+        grad = grad + state.grad
+    return MergedPath(leaf, names, grad, [], [], _edges(start, ancestors, reached, output_id), count,
+                      min(reached, key=lambda state: state.first).node_id)
+
+
+def _edges(start: _State, ancestors: dict[int, _State], reached: list[_State], output_id: str) -> list[Edge]:
+    """The edges of every route to `reached`, each once, in the order listing the routes depth-first
+    (each leaf → output) would meet them: by the first route through each edge, then nearer the leaf."""
+    ends = {id(state) for state in reached}
+    rest: dict[int, tuple[int, ...]] = {}  # the first way on from a state to an end
+    for state in sorted(ancestors.values(), key=lambda s: s.order, reverse=True):
+        ways = [(index, *rest[id(child)]) for index, child in state.steps if id(child) in rest]
+        rest[id(state)] = () if id(state) in ends else min(ways)
+    order: dict[Edge, tuple[tuple[int, ...], int]] = {(start.node_id, output_id): (rest[id(start)], 0)}
+    for state in ancestors.values():
+        for index, child in state.steps:
+            if id(child) in rest:
+                key = ((*state.first, index, *rest[id(child)]), -len(state.first) - 1)
+                edge = (child.node_id, state.node_id)
+                order[edge] = min(order.get(edge, key), key)
+    return sorted(order, key=lambda edge: order[edge])
+
+
+def _ancestors(reached: list[_State]) -> dict[int, _State]:
+    found: dict[int, _State] = {}
+    stack = list(reached)
+    while stack:
+        state = stack.pop()
+        if id(state) in found:
+            continue
+        found[id(state)] = state
+        stack.extend(parent for parent in state.parents.values() if parent is not None)
+    return found
+
+
+def _routes(start: _State, ancestors: dict[int, _State], reached: list[_State]) -> list[Route]:
+    """Every route from the output to a state in `reached`, depth-first, as (input index taken, state)
+    steps: x*x's two inputs are two routes through the same nodes."""
+    ends = {id(state) for state in reached}
+    found: list[Route] = []
+    stack: list[Route] = [[(-1, start)]]
+    while stack:
+        route = stack.pop()
+        if id(route[-1][1]) in ends:
+            found.append(route)
+        stack.extend([*route, step] for step in reversed(route[-1][1].steps) if id(step[1]) in ancestors)
+    return found
+
+
+def _listed_path(
+    leaf: str, names: list[str], routes: list[Route], seed: torch.Tensor, output_id: str, catalog: NodeCatalog,
+    vjp: VectorJacobian,
+) -> MergedPath:
+    """Each route's own contribution, carried down its nodes one call at a time (as autograd would
+    for that route alone), and the path's total as their sum."""
+    path = MergedPath(leaf, names, seed, [], [], [], 0, routes[0][-1][1].node_id)
+    at: dict[tuple[str, ...], int] = {}
+    for number, route in enumerate(routes):
+        grad = _route_grad(route, seed, catalog, vjp)
+        ids = [state.node_id for _, state in reversed(route)] + [output_id]
+        path.grad = grad.clone() if number == 0 else path.grad + grad
+        place = at.get(tuple(ids))
         if place is None:
-            at[key, tuple(route.node_ids)] = len(path.routes)
-            path.routes.append(route.node_ids)
-            path.route_grads.append(route.grad.clone())
+            at[tuple(ids)] = len(path.routes)
+            path.routes.append(ids)
+            path.route_grads.append(grad.clone())
         else:
-            path.route_grads[place] = path.route_grads[place] + route.grad
+            path.route_grads[place] = path.route_grads[place] + grad
+    path.route_count = len(path.routes)
+    path.edges = route_edges(path.routes)
+    return path
+
+
+def _route_grad(route: Route, seed: torch.Tensor, catalog: NodeCatalog, vjp: VectorJacobian) -> torch.Tensor:
+    grad = seed
+    for (_, state), (index, _) in zip(route, route[1:], strict=False):
+        if state.slot == 0:
+            grad = hooked(state.node, grad, catalog.gradient_hooks)
+        inputs = vjp(state.node, _output_grads(state.node, state.slot, grad))
+        grad = next(step_grad for at, _, _, step_grad in _input_grads(state.node, inputs) if at == index)
+    last = route[-1][1]
+    if last.slot == 0:
+        grad = hooked(last.node, grad, catalog.gradient_hooks)
+    return reduce_to_shape(grad, node_shape(last.node)) if is_leaf_node(last.node) else grad
+
+
+def merge_paths(paths: list[MergedPath]) -> dict[str, list[MergedPath]]:
+    """The paths of several backward calls by leaf, those with the same names as one: what each
+    call contributes adds up, and a route two calls share (a retained graph) is one route."""
+    merged: dict[tuple[str, ...], MergedPath] = {}
+    at: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}  # (path, route's node ids) → its place
+    for path in paths:
+        key = (path.leaf, *path.names)
+        into = merged.get(key)
+        if into is None:
+            into = merged[key] = MergedPath(path.leaf, path.names, path.grad.clone(), [], [], [], 0, path.leaf_id)
+        else:
+            into.grad = into.grad + path.grad
+        into.edges = list(dict.fromkeys([*into.edges, *path.edges]))
+        into.route_count += path.route_count
+        for route, grad in zip(path.routes, path.route_grads, strict=True):
+            place = at.get((key, tuple(route)))
+            if place is None:
+                at[key, tuple(route)] = len(into.routes)
+                into.routes.append(route)
+                into.route_grads.append(grad.clone())
+            else:
+                into.route_count -= 1
+                into.route_grads[place] = into.route_grads[place] + grad
     by_leaf: dict[str, list[MergedPath]] = {}
     for path in merged.values():
+        if not path.listed:  # one call had too many routes to list: none listed
+            path.routes, path.route_grads = [], []
         by_leaf.setdefault(path.leaf, []).append(path)
     return by_leaf

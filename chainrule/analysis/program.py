@@ -23,7 +23,7 @@ from chainrule.analysis.node_catalog import NodeCatalog
 from chainrule.analysis.node_gradients import FlowRecorder
 from chainrule.analysis.op_recording import ProgramRun
 from chainrule.analysis.part_tensors import none_part_hypotheses, parse_part_key, read_part
-from chainrule.analysis.tensors import tensor_to_array
+from chainrule.analysis.tensors import tensor_to_array, tensors_to_arrays
 from chainrule.analysis.trace_summary import trace_program
 from chainrule.errors import AnalysisError
 from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartReference, PathContribution
@@ -135,7 +135,7 @@ class _Context:
         self.counterfactuals = counterfactuals
         self.evidence = evidence
         # every node on some route of each leaf, once: which tensor lies below which on its paths
-        self.route_nodes = {name: {node for path in leaf.paths for route in path.routes for node in route}
+        self.route_nodes = {name: {node for path in leaf.paths for edge in path.edges for node in edge}
                             for name, leaf in leaves.items()}
 
     def hypotheses(self, reference: PartReference) -> list[Hypothesis]:
@@ -160,16 +160,17 @@ class _Context:
         if evidence is None:
             return facts
         facts.paths = [PathFacts(p.names, p.routes, tensor_to_array(p.grad),
-                                 [tensor_to_array(g) for g in p.route_grads]) for p in evidence.paths]
+                                 [tensor_to_array(g) for g in p.route_grads], p.edges) for p in evidence.paths]
         facts.cut_paths = self.counterfactuals.cut_paths.get(reference.tensor, [])
         facts.untracked_paths = self.counterfactuals.untracked_paths.get(reference.tensor, [])
         facts.counterfactual = self.counterfactuals.for_part(reference.key)
         facts.output_ids = evidence.output_ids
         facts.backward_calls = evidence.backward_calls
-        facts.mistakes = [  # a slip that does not change this gradient predicts the right answer: none here
-            (_edge_from_part(e.detail, e.edge, evidence), e.edge, tensor_to_array(e.deltas[evidence.leaf]))
-            for e in evidence.mistakes if e.edge and bool(e.deltas[evidence.leaf].any())
-        ]
+        # a slip that does not change this gradient predicts the right answer: none here
+        mistakes = [(e, e.edge) for e in evidence.mistakes if e.edge and bool(e.deltas[evidence.leaf].any())]
+        deltas = tensors_to_arrays([e.deltas[evidence.leaf] for e, _ in mistakes])
+        facts.mistakes = [(_edge_from_part(e.detail, edge, evidence), edge, delta)
+                          for (e, edge), delta in zip(mistakes, deltas, strict=True) if edge is not None]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
         facts.kink_edges = self.kink_edges
@@ -200,22 +201,23 @@ def _edge_from_part(detail: dict[str, Any], edge: tuple[str, ...], evidence: Lea
 def _zero_kinks(graph: Graph) -> list[str]:
     """ReLU nodes whose blocked entries are all exactly 0 (none negative): torch's slope there is 0, and
     "it saw a negative input" would be false."""
+    nodes = {node.id: node for node in graph.nodes}
     found = []
-    for node in graph.nodes:
-        if node.kind == "op" and node.name == "relu":
-            for edge in graph.edges:
-                source = graph.node(edge.source) if edge.target == node.id else None
-                values = np.asarray(source.value, dtype=float) if source is not None and source.value is not None \
-                    else np.zeros(0)
-                if values.size and bool((values == 0).any()) and not bool((values < 0).any()):
-                    found.append(node.id)
+    for edge in graph.edges:
+        node, source = nodes.get(edge.target), nodes.get(edge.source)
+        if node is None or node.kind != "op" or node.name != "relu" or source is None or source.value is None:
+            continue
+        values = np.asarray(source.value, dtype=float)
+        if values.size and bool((values == 0).any()) and not bool((values < 0).any()):
+            found.append(node.id)
     return found
 
 
 def _kink_edges(graph: Graph) -> list[tuple[str, str]]:
+    nodes = {node.id: node for node in graph.nodes}
     found = []
     for edge in graph.edges:
-        source, target = graph.node(edge.source), graph.node(edge.target)
+        source, target = nodes.get(edge.source), nodes.get(edge.target)
         if source is not None and target is not None and target.kind == "op" and target.name in KINK_NAMES:
             found.append((source.name, target.name))
     return list(dict.fromkeys(found))
@@ -234,7 +236,7 @@ def _backward_record(item: CallEvidence) -> BackwardRecord:
 
 def _path_contributions(evidence: LeafEvidence) -> list[PathContribution]:
     return [
-        PathContribution(evidence.leaf, path.names, _finite_or_none(tensor_to_array(path.grad)), path.routes)
+        PathContribution(evidence.leaf, path.names, _finite_or_none(tensor_to_array(path.grad)), path.edges)
         for path in evidence.paths
     ]
 

@@ -21,6 +21,29 @@ def tensor_to_value(tensor: torch.Tensor) -> Value:
 
 
 def tensor_to_array(tensor: torch.Tensor) -> np.ndarray:
-    digits = _SIGNIFICANT_DIGITS.get(tensor.dtype)
-    array = np.array(tensor.detach().double().numpy(), dtype=float)
-    return array if digits is None else rounded_array(array, digits)
+    [array] = tensors_to_arrays([tensor])
+    return array
+
+
+def tensors_to_arrays(tensors: list[torch.Tensor]) -> list[np.ndarray]:
+    """tensor_to_array of each, rounding their entries together: an analysis turns thousands of a
+    mistake's differences into arrays, each a few entries."""
+    arrays = [np.array(tensor.detach().double().numpy(), dtype=float) for tensor in tensors]
+    for digits in {_SIGNIFICANT_DIGITS[tensor.dtype] for tensor in tensors if tensor.dtype in _SIGNIFICANT_DIGITS}:
+        group = [array for array, tensor in zip(arrays, tensors, strict=True)
+                 if _SIGNIFICANT_DIGITS.get(tensor.dtype) == digits]
+        _round_together(group, digits)
+    return arrays
+
+
+def _round_together(arrays: list[np.ndarray], digits: int) -> None:
+    """Round the nonzero entries of every array in place, in one pass over all of them."""
+    places = [np.flatnonzero(array) for array in arrays]
+    if not any(place.size for place in places):
+        return
+    entries = rounded_array(np.concatenate([array.reshape(-1)[place] for array, place in zip(arrays, places,
+                                                                                          strict=True)]), digits)
+    start = 0
+    for array, place in zip(arrays, places, strict=True):
+        array.reshape(-1)[place] = entries[start:start + place.size]
+        start += place.size

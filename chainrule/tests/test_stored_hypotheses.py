@@ -94,3 +94,18 @@ def test_a_small_document_that_would_expand_to_millions_of_numbers_is_refused(an
     stored["hypotheses"]["W.grad"] = [{**template, "changes": []}] * 30_000
     with pytest.raises(ValueError, match="expands to more than"):
         Analysis.from_json(stored)
+
+
+def test_a_document_that_lists_every_route_is_still_read(analysis: Analysis) -> None:
+    """Before version 3 a path kept each route's node ids; it reads back with the same edges."""
+    old = _stored(analysis)
+    old["version"] = 2
+    routes = {}
+    for leaf, paths in old["paths"].items():
+        for path in paths:
+            edges = path.pop("edges")
+            path["routes"] = [[source, target] for source, target in edges]  # each edge a route of its own
+            routes[leaf, tuple(path["names"])] = [tuple(edge) for edge in edges]
+    read = Analysis.from_json(old)
+    assert {(leaf, tuple(p.names)): p.edges for leaf, ps in read.paths.items() for p in ps} == routes
+    assert [h.value for h in read.hypotheses["W.grad"]] == [h.value for h in analysis.hypotheses["W.grad"]]

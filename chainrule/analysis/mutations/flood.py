@@ -155,8 +155,8 @@ def leaf_deltas(
         return {}
     start: dict[int, dict[int, torch.Tensor]] = {}
     for (child, child_slot), used, real in zip(node.next_functions, wrong, right, strict=False):
-        if child is None or used is None or (real is not None and real.numel() != used.numel()):
-            continue
+        if child is None or used is None or used is real or (real is not None and real.numel() != used.numel()):
+            continue  # `used is real`: a mutation passes the other inputs what they really get
         delta = used - real.reshape(used.shape) if real is not None else used
         if not bool(delta.any()):
             continue  # this input gets what it really gets
