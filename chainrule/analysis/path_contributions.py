@@ -154,47 +154,81 @@ def find_paths(
     search = PathSearch()
     for node in walk_nodes(root):  # nodes the program did not record are numbered depth-first
         catalog.node_id(node)
+    order = _parents_first(root)
     start = _State(root, catalog.node_id(root), 0, (output_name, catalog.node_name(root)), (), seed, count=1)
+    carried = _carry(order, start, catalog, vjp, max_paths=max_paths)
+    search.capped_leaves = _names_below(carried.capped_nodes, catalog)
+    kept: list[tuple[str, tuple[str, ...]]] = []
+    kept_ends: dict[str, int] = {}
+    for leaf, names in sorted(carried.ends, key=lambda key: min(state.first for state in carried.ends[key])):
+        if kept_ends.get(leaf, 0) >= max_paths:
+            search.capped_leaves.add(leaf)
+            continue
+        kept_ends[leaf] = kept_ends.get(leaf, 0) + 1
+        kept.append((leaf, names))
+    search.exhausted = carried.exhausted
+    if carried.capped_nodes:
+        # The states left behind at a capped node lead to no kept path of their own, but some of their routes
+        # may read like a kept one: z ← add ← N reads on below N as z ← add ← mul ← N does one node further
+        # up. Carry the kept paths again, all their routes and no other.
+        wanted = {state.names[:length] for key in kept for state in carried.ends[key][:1]
+                  for length in range(2, len(state.names) + 1)}
+        start = _State(root, start.node_id, 0, start.names, (), seed, count=1)
+        carried = _carry(order, start, catalog, vjp, wanted=wanted)
+        search.exhausted = search.exhausted or carried.exhausted
+    budget = [MAX_NODE_CALLS]
+    for leaf, names in kept:
+        reached = carried.ends.get((leaf, names))
+        if reached:
+            search.paths.append(_path(leaf, list(names), reached, start, seed, output_id, catalog, budget, vjp))
+    return search
+
+
+@dataclass
+class _Carried:
+    ends: dict[tuple[str, tuple[str, ...]], list[_State]]  # (leaf, its path's names) → the states reaching it
+    capped_nodes: list[Any]
+    exhausted: bool
+
+
+def _carry(
+    order: list[Any], start: _State, catalog: NodeCatalog, vjp: VectorJacobian, *,
+    max_paths: int | None = None, wanted: set[tuple[str, ...]] | None = None,
+) -> _Carried:
+    """Carries the gradient down from `start`, node by node in `order` (parents first), one backward call
+    per state. With `max_paths`, a node reached reading more than that many ways keeps the states of the
+    first ones; with `wanted`, only states whose names so far are in it are carried."""
     start.parents[0] = None
-    states: dict[int, dict[tuple[int, tuple[str, ...]], _State]] = {id(root): {(0, start.names): start}}
-    ends: dict[tuple[str, tuple[str, ...]], list[_State]] = {}
-    capped_nodes = []
+    states: dict[int, dict[tuple[int, tuple[str, ...]], _State]] = {id(start.node): {(0, start.names): start}}
+    carried = _Carried({}, [], False)
     calls, turns = 0, itertools.count()
-    for node in _parents_first(root):
+    for node in order:
         here = sorted(states.pop(id(node), {}).values(), key=lambda state: state.first)
-        if len(here) > max_paths:  # each of them reads differently down to every leaf below
-            capped_nodes.append(node)
-            here = here[:max_paths]
+        ways = list(dict.fromkeys(state.names for state in here))  # two outputs of a node may be reached alike
+        if max_paths is not None and len(ways) > max_paths:  # each way reads differently to every leaf below
+            carried.capped_nodes.append(node)
+            first_ways = set(ways[:max_paths])
+            here = [state for state in here if state.names in first_ways]
         for state in here:
             state.order = next(turns)
             if state.slot == 0:
                 state.grad = hooked(node, state.grad, catalog.gradient_hooks)
             if is_leaf_node(node):
                 state.grad = reduce_to_shape(state.grad, node_shape(node))
-                ends.setdefault((state.names[-1], state.names[::-1]), []).append(state)
+                carried.ends.setdefault((state.names[-1], state.names[::-1]), []).append(state)
                 continue
             kept = catalog.read_name(node)
             if kept is not None:  # retain_grad(): the routes so far end at this tensor too, and go on
-                ends.setdefault((kept, (kept, *state.names[-2::-1])), []).append(state)
+                carried.ends.setdefault((kept, (kept, *state.names[-2::-1])), []).append(state)
             calls += 1
             if calls > MAX_NODE_CALLS:
-                search.exhausted = True
-                break
+                carried.exhausted = True
+                return carried
             inputs = vjp(node, _output_grads(node, state.slot, state.grad))
             for index, child, child_slot, grad in _input_grads(node, inputs):
-                _arrive(states, state, index, child, child_slot, grad, catalog)
-        if search.exhausted:
-            break
-    search.capped_leaves = _names_below(capped_nodes, catalog)
-    budget = [MAX_NODE_CALLS]
-    kept_ends: dict[str, int] = {}
-    for (leaf, names), reached in sorted(ends.items(), key=lambda item: min(s.first for s in item[1])):
-        if kept_ends.get(leaf, 0) >= max_paths:
-            search.capped_leaves.add(leaf)
-            continue
-        kept_ends[leaf] = kept_ends.get(leaf, 0) + 1
-        search.paths.append(_path(leaf, list(names), reached, start, seed, output_id, catalog, budget, vjp))
-    return search
+                if wanted is None or (*state.names, catalog.node_name(child)) in wanted:
+                    _arrive(states, state, index, child, child_slot, grad, catalog)
+    return carried
 
 
 def _arrive(

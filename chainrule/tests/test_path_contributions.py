@@ -165,3 +165,30 @@ def test_routes_that_read_alike_are_listed_while_few() -> None:
     [path] = analysis.paths["x"]
     assert path.contribution == [8.0]
     assert len({target for source, target in path.edges if source == "leaf:x"}) == 2
+
+
+def test_capping_counts_names_not_the_outputs_routes_arrive_at() -> None:
+    """a, b, c = unbind(x): a·b·c reaches unbind at three outputs but reads two ways from x, so two
+    paths fit max_paths=2; the one through a and b has both their routes."""
+    program = ("x = torch.tensor([0.7, -1.3, 2.0], requires_grad=True)\na, b, c = torch.unbind(x)\n"
+               "z = a * b * c\nz.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"], max_paths=2)
+    assert not any("were enumerated" in note for note in analysis.notes)
+    assert [path.names for path in analysis.paths["x"]] == [["x", "unbind", "mul", "mul", "z"],
+                                                          ["x", "unbind", "mul", "z"]]
+    assert np.allclose(analysis.paths["x"][0].contribution, [-2.6, 1.4, 0.0])
+    [first] = analyze_program(program=program, params={}, parts=["x.grad"], max_paths=1).paths["x"]
+    assert np.allclose(first.contribution, [-2.6, 1.4, 0.0])
+
+
+def test_a_capped_path_keeps_the_routes_that_read_like_it_from_farther_up() -> None:
+    """N = a·b with b = 3a reaches z = 2N + N both ways; with max_paths=1 the path kept,
+    x → add → mul → mul → add → z, is read by the route through 2N and a (2·b = 9) and by the route
+    straight from z's add to N and on through b (a·3 = 4.5), which the cap at N must not drop."""
+    program = ("x = torch.tensor([0.5], requires_grad=True)\na = x + 1\nb = a * 3.0\nN = a * b\n"
+               "z = N * 2.0 + N\nz.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"], max_paths=1)
+    [path] = analysis.paths["x"]
+    assert path.names == ["x", "add", "mul", "mul", "add", "z"]
+    assert path.contribution == [13.5]
+    assert len(path.edges) == 8
