@@ -377,9 +377,12 @@ def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
 
 
 def _routes_through(facts: GradientFacts, source: str, target: str) -> list[float]:
-    """The contributions of the leaf's routes that take the edge source → target."""
+    """The contributions of the leaf's routes that take the edge source → target; none when a path
+    with too many routes to list them takes it (what its routes through the edge add up to is not known)."""
     found = []
     for path in facts.paths:
+        if not path.routes and (source, target) in path.edges:
+            return []
         grads = path.route_grads if len(path.route_grads) == len(path.routes) else [path.grad] * len(path.routes)
         for route, grad in zip(path.routes, grads, strict=True):
             if any(a == source and b == target for a, b in zip(route, route[1:], strict=False)):

@@ -192,3 +192,14 @@ def test_a_capped_path_keeps_the_routes_that_read_like_it_from_farther_up() -> N
     assert path.names == ["x", "add", "mul", "mul", "add", "z"]
     assert path.contribution == [13.5]
     assert len(path.edges) == 8
+
+
+def test_the_product_rule_is_not_read_off_routes_that_are_not_listed() -> None:
+    """L = u·v with u = 158.5x reached from x by 36 routes reading alike (too many to list) and one
+    more: taking the product rule as u′·v′ predicts 158.5·cos x, or nothing; never what the one
+    listed route alone would make of it."""
+    program = ("x = torch.tensor(0.7, requires_grad=True)\na = torch.stack([x * (k + 1.0) for k in range(6)]).sum()\n"
+               "u = torch.stack([a * (0.1 * k + 1) for k in range(6)]).sum() + x\nL = u * torch.sin(x)\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    predicted = [h.value for h in analysis.hypotheses["x.grad"] if h.detail.get("rule") == "product_rule"]
+    assert all(value == pytest.approx(158.5 * np.cos(0.7)) for value in predicted)
