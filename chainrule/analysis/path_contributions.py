@@ -167,15 +167,15 @@ def find_paths(
         kept_ends[leaf] = kept_ends.get(leaf, 0) + 1
         kept.append((leaf, names))
     search.exhausted = carried.exhausted
-    if carried.capped_nodes:
+    if carried.capped_nodes or carried.exhausted:
         # The states left behind at a capped node lead to no kept path of their own, but some of their routes
         # may read like a kept one: z ← add ← N reads on below N as z ← add ← mul ← N does one node further
-        # up. Carry the kept paths again, all their routes and no other.
-        wanted = {state.names[:length] for key in kept for state in carried.ends[key][:1]
-                  for length in range(2, len(state.names) + 1)}
+        # up. And past MAX_NODE_CALLS only the names were carried on. Carry the kept paths again, all their
+        # routes and no other (every beginning of a kept path's names is read by a state above its end).
+        wanted = {state.names for state in _ancestors([state for key in kept for state in carried.ends[key]]).values()}
         start = _State(root, start.node_id, 0, start.names, (), seed, count=1)
         carried = _carry(order, start, catalog, vjp, wanted=wanted)
-        search.exhausted = search.exhausted or carried.exhausted
+        search.exhausted = carried.exhausted
     budget = [MAX_NODE_CALLS]
     for leaf, names in kept:
         reached = carried.ends.get((leaf, names))
@@ -197,7 +197,8 @@ def _carry(
 ) -> _Carried:
     """Carries the gradient down from `start`, node by node in `order` (parents first), one backward call
     per state. With `max_paths`, a node reached reading more than that many ways keeps the states of the
-    first ones; with `wanted`, only states whose names so far are in it are carried."""
+    first ones, and past MAX_NODE_CALLS the names go on without gradients; with `wanted`, only states
+    whose names so far are in it are carried, and it stops at MAX_NODE_CALLS."""
     start.parents[0] = None
     states: dict[int, dict[tuple[int, tuple[str, ...]], _State]] = {id(start.node): {(0, start.names): start}}
     carried = _Carried({}, [], False)
@@ -220,11 +221,15 @@ def _carry(
             kept = catalog.read_name(node)
             if kept is not None:  # retain_grad(): the routes so far end at this tensor too, and go on
                 carried.ends.setdefault((kept, (kept, *state.names[-2::-1])), []).append(state)
-            calls += 1
-            if calls > MAX_NODE_CALLS:
+            if calls < MAX_NODE_CALLS:
+                calls += 1
+                inputs = vjp(node, _output_grads(node, state.slot, state.grad))
+            elif wanted is not None:  # the kept paths alone are too many to carry
                 carried.exhausted = True
                 return carried
-            inputs = vjp(node, _output_grads(node, state.slot, state.grad))
+            else:  # the names are still read on down to the leaves, to find the paths to keep
+                carried.exhausted = True
+                inputs = (None,) * len(node.next_functions)
             for index, child, child_slot, grad in _input_grads(node, inputs):
                 if wanted is None or (*state.names, catalog.node_name(child)) in wanted:
                     _arrive(states, state, index, child, child_slot, grad, catalog)

@@ -203,3 +203,18 @@ def test_the_product_rule_is_not_read_off_routes_that_are_not_listed() -> None:
     analysis = analyze_program(program=program, params={}, parts=["x.grad"])
     predicted = [h.value for h in analysis.hypotheses["x.grad"] if h.detail.get("rule") == "product_rule"]
     assert all(value == pytest.approx(158.5 * np.cos(0.7)) for value in predicted)
+
+
+def test_paths_are_found_when_the_backward_calls_run_out_above_the_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes are carried parents first, so the leaves come last: when MAX_NODE_CALLS runs out on the
+    way, the names are still read down to them, and the first max_paths paths carried again alone."""
+    from chainrule.analysis import path_contributions
+
+    program = ("x = torch.tensor([0.9], requires_grad=True)\nh = x\nfor _ in range(12):\n    h = h * x + h\n"
+               "h.backward()\n")
+    whole = analyze_program(program=program, params={}, parts=["x.grad"], max_paths=5)
+    monkeypatch.setattr(path_contributions, "MAX_NODE_CALLS", 40)
+    short = analyze_program(program=program, params={}, parts=["x.grad"], max_paths=5)
+    assert [(p.names, p.contribution, p.edges) for p in short.paths["x"]] == \
+        [(p.names, p.contribution, p.edges) for p in whole.paths["x"]]
+    assert len(short.paths["x"]) == 5
