@@ -30,7 +30,8 @@ def no_hooks(node: Any) -> list[Any]:
 
 def hooked(node: Any, grad: torch.Tensor, hooks: Hooks) -> torch.Tensor:
     """The gradient after the program's tensor hooks (a gradient reversal's g ↦ -λg), as autograd
-    applies them; a hook is linear in practice, so it may be applied route by route."""
+    applies them; a hook is linear in practice, so it may be applied to routes arriving together, or
+    to one route alone."""
     for hook in hooks(node):
         changed = hook(grad)
         grad = changed if isinstance(changed, torch.Tensor) else grad
