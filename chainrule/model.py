@@ -47,6 +47,10 @@ class Graph:
     def node(self, node_id: str) -> GraphNode | None:
         return next((node for node in self.nodes if node.id == node_id), None)
 
+    def nodes_by_id(self) -> dict[str, GraphNode]:
+        """For many look-ups at once (node() reads the list each time)."""
+        return {node.id: node for node in self.nodes}
+
     @property
     def untracked(self) -> list[str]:
         return [node.id for node in self.nodes if not node.tracked]

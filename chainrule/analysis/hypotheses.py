@@ -13,7 +13,7 @@ import numpy as np
 
 from chainrule.model import Edge, Graph, Highlight, Hypothesis, route_edges
 from chainrule.op_names import KINK_OPS
-from chainrule.values import Value, rounded_array, shapes_compatible
+from chainrule.values import Value, rounded_array, rounded_together, shapes_compatible
 
 MAX_PATH_PAIRS = 64
 MAX_ALIKE_ROUTES = 3  # routes with the same names (two LSTM gates) worth leaving out one by one
@@ -87,13 +87,12 @@ def near_values(facts: GradientFacts, deltas: list[np.ndarray]) -> list[tuple[Va
         facts.rounded_value = facts.rounded_grad.tolist()
     grad = facts.grad.reshape(-1)
     places = [np.flatnonzero(delta) for delta in deltas]
-    entries = rounded(np.concatenate([grad[place] + delta.reshape(-1)[place] for delta, place in
-                                      zip(deltas, places, strict=True)] or [np.zeros(0)]))
-    found, start = [], 0
-    for place in places:
+    entries = rounded_together([grad[place] + delta.reshape(-1)[place] for delta, place in
+                                zip(deltas, places, strict=True)], VALUE_DIGITS)
+    found = []
+    for place, changed in zip(places, entries, strict=True):
         array = facts.rounded_grad.copy()
-        array.reshape(-1)[place] = changed = entries[start:start + place.size]
-        start += place.size
+        array.reshape(-1)[place] = changed
         if 4 * place.size > array.size:  # most of it changes: nothing worth sharing
             found.append((array.tolist(), array))
         else:

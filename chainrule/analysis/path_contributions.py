@@ -292,8 +292,8 @@ def _path(
     ancestors = _ancestors(reached)
     count = sum(state.count for state in reached)
     routes = _routes(start, ancestors, reached) if count <= MAX_LISTED_ROUTES else None
-    if routes is not None and sum(len(route) for route in routes) <= budget[0]:
-        budget[0] -= sum(len(route) for route in routes)
+    if routes is not None and (calls := sum(len(route) for route in routes)) <= budget[0]:
+        budget[0] -= calls
         return _listed_path(leaf, names, routes, seed, output_id, catalog, vjp)
     grad = reached[0].grad.clone()
     for state in reached[1:]:
@@ -353,21 +353,28 @@ def _listed_path(
     """Each route's own contribution, carried down its nodes one call at a time (as autograd would
     for that route alone), and the path's total as their sum."""
     path = MergedPath(leaf, names, seed, [], [], [], 0, routes[0][-1][1].node_id)
-    at: dict[tuple[str, ...], int] = {}
+    places: dict[tuple[str, ...], int] = {}
     for number, route in enumerate(routes):
         grad = _route_grad(route, seed, catalog, vjp)
-        ids = [state.node_id for _, state in reversed(route)] + [output_id]
         path.grad = grad.clone() if number == 0 else path.grad + grad
-        place = at.get(tuple(ids))
-        if place is None:
-            at[tuple(ids)] = len(path.routes)
-            path.routes.append(ids)
-            path.route_grads.append(grad.clone())
-        else:
-            path.route_grads[place] = path.route_grads[place] + grad
+        _add_route(path, places, [state.node_id for _, state in reversed(route)] + [output_id], grad)
     path.route_count = len(path.routes)
     path.edges = route_edges(path.routes)
     return path
+
+
+def _add_route(path: MergedPath, places: dict[tuple[str, ...], int], ids: list[str], grad: torch.Tensor) -> bool:
+    """Lists one route's contribution in `path` (`places`: each listed route's index, by its node ids); a
+    route already listed (x*x's second input, the same route in a retained graph's next call) adds to
+    its entry. True when the route is new."""
+    place = places.get(tuple(ids))
+    if place is None:
+        places[tuple(ids)] = len(path.routes)
+        path.routes.append(ids)
+        path.route_grads.append(grad.clone())
+        return True
+    path.route_grads[place] = path.route_grads[place] + grad
+    return False
 
 
 def _route_grad(route: Route, seed: torch.Tensor, catalog: NodeCatalog, vjp: VectorJacobian) -> torch.Tensor:
@@ -387,7 +394,7 @@ def merge_paths(paths: list[MergedPath]) -> dict[str, list[MergedPath]]:
     """The paths of several backward calls by leaf, those with the same names as one: what each
     call contributes adds up, and a route two calls share (a retained graph) is one route."""
     merged: dict[tuple[str, ...], MergedPath] = {}
-    at: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}  # (path, route's node ids) → its place
+    places: dict[tuple[str, ...], dict[tuple[str, ...], int]] = {}  # per merged path, as _add_route keeps them
     for path in paths:
         key = (path.leaf, *path.names)
         into = merged.get(key)
@@ -398,14 +405,8 @@ def merge_paths(paths: list[MergedPath]) -> dict[str, list[MergedPath]]:
         into.edges = list(dict.fromkeys([*into.edges, *path.edges]))
         into.route_count += path.route_count
         for route, grad in zip(path.routes, path.route_grads, strict=True):
-            place = at.get((key, tuple(route)))
-            if place is None:
-                at[key, tuple(route)] = len(into.routes)
-                into.routes.append(route)
-                into.route_grads.append(grad.clone())
-            else:
+            if not _add_route(into, places.setdefault(key, {}), route, grad):
                 into.route_count -= 1
-                into.route_grads[place] = into.route_grads[place] + grad
     by_leaf: dict[str, list[MergedPath]] = {}
     for path in merged.values():
         if not path.listed:  # one call had too many routes to list: none listed

@@ -201,7 +201,7 @@ def _edge_from_part(detail: dict[str, Any], edge: tuple[str, ...], evidence: Lea
 def _zero_kinks(graph: Graph) -> list[str]:
     """ReLU nodes whose blocked entries are all exactly 0 (none negative): torch's slope there is 0, and
     "it saw a negative input" would be false."""
-    nodes = {node.id: node for node in graph.nodes}
+    nodes = graph.nodes_by_id()
     found = []
     for edge in graph.edges:
         node, source = nodes.get(edge.target), nodes.get(edge.source)
@@ -214,7 +214,7 @@ def _zero_kinks(graph: Graph) -> list[str]:
 
 
 def _kink_edges(graph: Graph) -> list[tuple[str, str]]:
-    nodes = {node.id: node for node in graph.nodes}
+    nodes = graph.nodes_by_id()
     found = []
     for edge in graph.edges:
         source, target = nodes.get(edge.source), nodes.get(edge.target)

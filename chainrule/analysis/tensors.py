@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from chainrule.values import Value, rounded_array
+from chainrule.values import Value, rounded_array, rounded_together
 
 _SIGNIFICANT_DIGITS = {torch.float32: 7, torch.float16: 4, torch.bfloat16: 3}
 
@@ -37,13 +37,8 @@ def tensors_to_arrays(tensors: list[torch.Tensor]) -> list[np.ndarray]:
 
 
 def _round_together(arrays: list[np.ndarray], digits: int) -> None:
-    """Round the nonzero entries of every array in place, in one pass over all of them."""
+    """Round the nonzero entries of every array in place, all together."""
     places = [np.flatnonzero(array) for array in arrays]
-    if not any(place.size for place in places):
-        return
-    entries = rounded_array(np.concatenate([array.reshape(-1)[place] for array, place in zip(arrays, places,
-                                                                                          strict=True)]), digits)
-    start = 0
-    for array, place in zip(arrays, places, strict=True):
-        array.reshape(-1)[place] = entries[start:start + place.size]
-        start += place.size
+    chunks = rounded_together([array.reshape(-1)[place] for array, place in zip(arrays, places, strict=True)], digits)
+    for array, place, chunk in zip(arrays, places, chunks, strict=True):
+        array.reshape(-1)[place] = chunk
