@@ -2,15 +2,18 @@
 registration, store the platform INACTIVE until an operator activates it on the platforms page.
 
 The registration URL an LMS administrator pastes into the LMS is issued by an operator (signed, valid for
-LTI_REGISTRATION_URL_DAYS), so no anonymous visitor can make the tool fetch URLs. Outbound calls follow the
+LTI_REGISTRATION_URL_DAYS) and registers one platform, so no anonymous visitor can make the tool fetch URLs
+and a URL seen by someone else after its use registers nothing. Outbound calls follow the
 platform rules of `lti.platform_client`: https:// unless LTI_ALLOW_HTTP, the tool's timeout, no redirect to
 another origin, at most MAX_BYTES read, and errors in the tool's own words.
 """
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
+import secrets
 import socket
 import time
 from dataclasses import dataclass
@@ -22,11 +25,13 @@ import urllib3
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.urls import reverse
 from lti_tool.models import LtiRegistration
 
 from lti.framing import origin_of
+from lti.models import UsedRegistrationUrl
 from lti.platform_client import LINEITEM_SCOPE, NRPS_SCOPE, SCORE_SCOPE, PlatformError, guarded_request, refused
 from lti.registration import RegistrationError, RegistrationSpec, registration_upsert
 
@@ -49,7 +54,8 @@ class RegistrationRefused(Exception):
 
 def registration_url(request: HttpRequest) -> str:
     """A registration URL for LMS administrators, issued by the operator viewing the page."""
-    token = signing.dumps({"by": request.user.pk}, salt=SALT, compress=True)
+    # The random part makes each URL its own, even two issued in the same second: one is used up alone.
+    token = signing.dumps({"by": request.user.pk, "n": secrets.token_urlsafe(8)}, salt=SALT, compress=True)
     return request.build_absolute_uri(reverse("lti:register", args=[token]))
 
 
@@ -61,6 +67,25 @@ def registration_url_valid(token: str) -> bool:
         return False
     by = issued.get("by") if isinstance(issued, dict) else None
     return isinstance(by, int) and get_user_model().objects.filter(pk=by, is_staff=True, is_active=True).exists()
+
+
+def claim_registration_url(token: str) -> UsedRegistrationUrl | None:
+    """Claim a valid URL for one registration; None when it has registered a platform already (or another
+    request is registering with it right now). `give_back` a claim whose registration failed."""
+    try:
+        with transaction.atomic():  # a refused insert must not spoil a surrounding transaction
+            return UsedRegistrationUrl.objects.create(digest=hashlib.sha256(token.encode()).hexdigest())
+    except IntegrityError:
+        return None
+
+
+def give_back(claim: UsedRegistrationUrl) -> None:
+    claim.delete()
+
+
+def registered_with(claim: UsedRegistrationUrl, registration: LtiRegistration) -> None:
+    claim.registration = registration
+    claim.save(update_fields=["registration"])
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""What the tool adds to django-lti's rows: courses, bindings, service hosts, used nonces, score deliveries."""
+"""What the tool adds to django-lti's rows: courses, bindings, service hosts, used nonces and URLs, score deliveries."""
 
 from __future__ import annotations
 
@@ -91,6 +91,16 @@ class UsedNonce(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["issuer", "nonce"], name="nonce_used_once")]
+
+
+class UsedRegistrationUrl(models.Model):
+    """A dynamic registration URL that has registered a platform: it registers no other. The unique digest
+    claims the URL atomically while its registration runs; a failed run gives the claim back."""
+
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the URL's signed token")
+    used_at = models.DateTimeField(auto_now_add=True)
+    registration = models.ForeignKey(LtiRegistration, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
 
 
 class ScoreDelivery(models.Model):

@@ -12,7 +12,14 @@ from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_safe
 
-from lti.dynamic_registration import RegistrationRefused, dynamic_register, registration_url_valid
+from lti.dynamic_registration import (
+    RegistrationRefused,
+    claim_registration_url,
+    dynamic_register,
+    give_back,
+    registered_with,
+    registration_url_valid,
+)
 from lti.framing import origin_of
 from lti.platform_client import LINEITEM_SCOPE, NRPS_SCOPE, SCORE_SCOPE, PlatformError
 from lti.platform_views import registrations_listed
@@ -74,11 +81,20 @@ def dynamic_registration(request: HttpRequest, token: str) -> HttpResponse:
         context["reason"] = ("openid_configuration is missing: paste this URL into the LMS's dynamic registration "
                              "(Moodle: “Tool URL” under “LTI Advantage”; Canvas: “Dynamic Registration URL”).")
         return render(request, "lti/registered.html", context, status=400)
-    try:
+    claim = claim_registration_url(token)
+    if claim is None:
+        context["reason"] = ("This registration URL has been used already: each URL registers one platform. "
+                             "Ask the grader's operator for a new one (on the LMS platforms page).")
+        return _framed_by(render(request, "lti/registered.html", context, status=403), config_url)
+    try:  # not in a transaction: the LMS is called over the network meanwhile
         registration = dynamic_register(request=request, config_url=config_url,
                                         registration_token=request.GET.get("registration_token", "")[:4000])
-    except (RegistrationRefused, PlatformError) as exc:
+    except BaseException as exc:
+        give_back(claim)  # nothing was registered: the administrator may try again with the same URL
+        if not isinstance(exc, (RegistrationRefused, PlatformError)):
+            raise
         context["reason"] = str(exc)
         return _framed_by(render(request, "lti/registered.html", context, status=400), config_url)
+    registered_with(claim, registration)
     context["registration"] = registration
     return _framed_by(render(request, "lti/registered.html", context), config_url)

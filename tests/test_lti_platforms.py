@@ -143,12 +143,31 @@ def test_dynamic_registration_stores_the_platform_inactive_until_an_operator_act
     registration = LtiRegistration.objects.get(issuer=test_lms.base, client_id=test_lms.client_id)
     assert not registration.is_active and registration.auth_url == test_lms.url("/auth")
     assert LtiDeployment.objects.get(registration=registration).deployment_id == DEPLOYMENT
-    assert Client().get(start).status_code == 400  # the platform's registration token is used up
+    assert Client().get(start).status_code == 403  # the URL has registered its platform
     registration.is_active = True
     registration.save()
     again = Client().get(test_lms.dynamic.start_url("http://testserver" + _registration_url(operator)))
     assert again.status_code == 400 and b"registered already" in again.content  # never changed by a new run
     assert LtiRegistration.objects.get(pk=registration.pk).is_active
+
+
+@override_settings(LTI_ALLOW_HTTP=True)
+@pytest.mark.django_db
+def test_a_registration_url_registers_one_platform_and_a_failed_try_does_not_use_it_up(
+        operator: Client, test_lms: LmsPlatform) -> None:
+    """Whoever sees the URL after the administrator used it (a browser history, a shared screen) cannot
+    register a platform of their own with it; a try the LMS's answer spoiled leaves it usable."""
+    url = _registration_url(operator)
+    assert _registration_url(operator) != url  # two issued in the same second are two URLs
+    spoiled = Client().get(url, {"openid_configuration": test_lms.url("/nothing-here")})
+    assert spoiled.status_code == 400 and b"answered 404" in spoiled.content
+    done = Client().get(test_lms.dynamic.start_url("http://testserver" + url))
+    assert done.status_code == 200 and b"not active yet" in done.content, done.content[:500]
+    LtiRegistration.objects.filter(issuer=test_lms.base).delete()  # even with that platform gone
+    reused = Client().get(test_lms.dynamic.start_url("http://testserver" + url))
+    assert reused.status_code == 403 and b"has been used already" in reused.content
+    assert len(test_lms.dynamic.accepted) == 1  # the LMS was not asked to register the tool again
+    assert not LtiRegistration.objects.filter(issuer=test_lms.base).exists()
 
 
 @override_settings(LTI_ALLOW_HTTP=True)
