@@ -12,6 +12,10 @@ torch fails, and the p50/p95 per diagnosis is printed.
     .venv/bin/python bench/mutation_bench.py --width 8 --runs 1
     .venv/bin/python bench/mutation_bench.py --curve 16,32,64 --baseline c38006c   # cost vs graph size
 
+Each timed analysis starts, as a sandbox job does, from a heap whose objects the collector no longer
+walks (`gc.freeze()` after the imports, as the zygote does before forking; `--plain-heap` to time it
+without).
+
 `--curve` analyses the MLP at each width with the baseline engine and this tree's, one after the
 other, and prints each one's seconds and its ratio to the smallest width's: the analysis should grow
 near-linearly with the graph (the 781-node graph within 4x of the 205-node one).
@@ -55,15 +59,19 @@ def params(width: int) -> dict[str, object]:
 
 
 TIMER = """
-import json, sys, time
+import gc, json, sys, time
 sys.path.insert(0, {root!r})
 import torch
 torch.set_num_threads(1)
 from chainrule import analyze_program
 request = json.loads(sys.stdin.read())
 analyze_program(**request)  # warm up
-times = []
+times, analysis = [], None
 for _ in range({runs}):
+    if {frozen}:  # as in the sandbox: a job is forked from a zygote whose heap is frozen (sandbox/warm.py)
+        analysis = None
+        gc.collect()
+        gc.freeze()
     start = time.perf_counter()
     analysis = analyze_program(**request)
     times.append(time.perf_counter() - start)
@@ -105,8 +113,8 @@ print(json.dumps({{"p50": times[len(times) // 2], "p95": times[int(len(times) * 
 """
 
 
-def timed(root: Path, request: dict[str, Any], runs: int, keep: bool) -> dict[str, Any]:
-    script = TIMER.format(root=str(root), runs=runs, keep=keep)
+def timed(root: Path, request: dict[str, Any], runs: int, keep: bool, frozen: bool) -> dict[str, Any]:
+    script = TIMER.format(root=str(root), runs=runs, keep=keep, frozen=frozen)
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], input=json.dumps(request),
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -119,9 +127,12 @@ def main() -> None:
     parser.add_argument("--diagnoses", type=int, default=2000)
     parser.add_argument("--baseline", default="main", help="git revision of today's engine")
     parser.add_argument("--curve", default="", help="widths, comma-separated: the cost-vs-size curve")
+    parser.add_argument("--plain-heap", action="store_true",
+                        help="do not freeze the heap before each timed analysis (the sandbox's jobs start frozen)")
     args = parser.parse_args()
+    frozen = not args.plain_heap
     if args.curve:
-        curve([int(width) for width in args.curve.split(",")], args.runs, args.baseline)
+        curve([int(width) for width in args.curve.split(",")], args.runs, args.baseline, frozen)
         return
     request: dict[str, Any] = {"program": textwrap.dedent(PROGRAM), "params": params(args.width),
                "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
@@ -131,8 +142,8 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.baseline, "chainrule"],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(baseline_root)], input=archive, check=True)
-        today = timed(baseline_root, request, args.runs, keep=False)
-        mine = timed(ROOT, request, args.runs, keep=True)
+        today = timed(baseline_root, request, args.runs, keep=False, frozen=frozen)
+        mine = timed(ROOT, request, args.runs, keep=True, frozen=frozen)
         path = Path(work) / "analysis.json"
         path.write_text(json.dumps(mine["analysis"]))
         script = DIAGNOSER.format(root=str(ROOT), path=str(path), count=args.diagnoses)
@@ -148,7 +159,7 @@ def main() -> None:
     print(f"  diagnosed as {diagnosis['kind']} on {diagnosis['edge']}; torch loaded: {diagnosis['torch_loaded']}")
 
 
-def curve(widths: list[int], runs: int, baseline: str) -> None:
+def curve(widths: list[int], runs: int, baseline: str, frozen: bool) -> None:
     with tempfile.TemporaryDirectory() as work:
         baseline_root = Path(work) / "baseline"
         baseline_root.mkdir()
@@ -159,10 +170,11 @@ def curve(widths: list[int], runs: int, baseline: str) -> None:
         for width in widths:
             request = {"program": textwrap.dedent(PROGRAM), "params": params(width),
                        "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
-            before = timed(baseline_root, request, runs, keep=False)
-            rows.append((width, before, timed(ROOT, request, runs, keep=False)))
+            before = timed(baseline_root, request, runs, keep=False, frozen=frozen)
+            rows.append((width, before, timed(ROOT, request, runs, keep=False, frozen=frozen)))
     first_before, first_now = rows[0][1]["seconds"], rows[0][2]["seconds"]
-    print(f"3-layer MLP analysis cost by graph size (median of {runs}; ratio to the smallest graph)")
+    heap = "heap frozen before each, as in a sandbox job" if frozen else "plain heap"
+    print(f"3-layer MLP analysis cost by graph size (median of {runs}, {heap}; ratio to the smallest graph)")
     print(f"  {'width':>5} {'nodes':>6} {'hypotheses':>10}   {baseline + ' (baseline)':>22}   {'this tree':>18}")
     for width, before, now in rows:
         print(f"  {width:>5} {now['nodes']:>6} {now['hypotheses']:>10}   "
