@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import uuid
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,25 @@ def test_a_file_that_fails_vetting_is_kept_as_a_draft_with_its_reasons(tmp_path:
     assert Assignment.objects.get(slug="fine-one").published
     assert AssignmentVersion.objects.get(assignment__slug="fine-one").catalog == (tmp_path / "fine.toml").read_text()
     assert not AssignmentVersion.objects.filter(assignment__slug="weak-one").exists()
+
+
+def test_files_load_at_once_and_two_files_of_one_slug_load_in_their_order(live_db: None, tmp_path: Path) -> None:
+    """With committed rows (as on a release step), `--jobs 2` loads files in two threads: every file is
+    published or refused as it would be alone, and of two files naming one slug the later one wins."""
+    tag = uuid.uuid4().hex[:8]
+    (tmp_path / "a.toml").write_text(_toml(f"first-{tag}", expected="6.0"))
+    (tmp_path / "b.toml").write_text(_toml(f"second-{tag}", expected="6.0"))
+    (tmp_path / "c.toml").write_text(_toml(f"first-{tag}", expected="6.0").replace('title = "T"', 'title = "Later"'))
+    (tmp_path / "d.toml").write_text(_toml(f"wrong-{tag}", expected="5.0"))
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with pytest.raises(CommandError) as caught:
+            call_command("load_assignments", str(tmp_path), "--jobs", "2", stdout=out, stderr=err)
+        assert caught.value.returncode == 2
+        assert Assignment.objects.get(slug=f"first-{tag}").title == "Later"
+        assert Assignment.objects.get(slug=f"second-{tag}").published
+        assert not Assignment.objects.filter(slug=f"wrong-{tag}").exists()
+        assert "d.toml: parts.x.grad.expected: says 5.0 but the reference program gives 6.0" in err.getvalue()
+        assert out.getvalue().index("a.toml") < out.getvalue().index("c.toml")
+    finally:
+        Assignment.objects.filter(slug__endswith=tag).delete()

@@ -9,17 +9,25 @@ release_after optional) loads into that course (created if needed) and sets its 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection, connections
 
 from assignments.models import RELEASES, Course
 from assignments.services import course_demo
 from authoring.catalog_check import catalog_check
 from authoring.catalog_load import DRAFT, DRAFT_EDITS, REFUSED, LoadOutcome, catalog_file_load
 from catalog.export import COURSE_FILE
+from infra.sandbox_pool import sandbox_status
+from sandbox.client import SandboxError
+
+MAX_JOBS = 8
 
 
 class Command(BaseCommand):
@@ -30,6 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-check", action="store_true",
                             help="run no reference program: new content is kept as drafts, to be vetted and "
                                  "published from the staff pages")
+        parser.add_argument("--jobs", type=int, default=0, metavar="N",
+                            help="files loaded at once, each running its references in the sandbox (default: "
+                                 "as many as the sandboxes have slots, at most 8)")
         parser.add_argument("--check", action="store_true",
                             help="vet the files as publishing would and write nothing: exit 1 with one "
                                  "'file: field: problem' line per reason")
@@ -45,11 +56,13 @@ class Command(BaseCommand):
                 raise CommandError(f"{len(lines.refused)} reason(s) in {len(files)} file(s)", returncode=1)
             self.stdout.write(f"{len(files)} file(s) pass")
             return
+        vet = not options["no_check"]
+        loads = [_Load(path=path, raw=_read(path), course=_course_of(path)) for path in files]
         outcomes = []
-        for path in files:  # reported one by one: each may run its reference for seconds
-            outcomes.append(catalog_file_load(name=path.name, raw=_read(path), course=_course_of(path),
-                                              vet=not options["no_check"]))
-            self._report(outcomes[-1])
+        for group in _loaded_groups(loads, vet=vet, jobs=_jobs(options["jobs"], vet=vet, files=len(files))):
+            for outcome in group:  # reported as each group ends: each file may run its reference for seconds
+                outcomes.append(outcome)
+                self._report(outcome)
         refused = sum(1 for o in outcomes if o.state == REFUSED)
         drafts = sum(1 for o in outcomes if o.state in (DRAFT, DRAFT_EDITS))
         if refused:
@@ -65,6 +78,59 @@ class Command(BaseCommand):
         self.stdout.write(outcome.summary() + "".join(f"\n  note: {note}" for note in outcome.notes))
         for line in outcome.lines:
             self.stdout.write(line)
+
+
+@dataclass(frozen=True)
+class _Load:
+    path: Path
+    raw: bytes
+    course: Course
+
+    def slug(self) -> str:
+        """The slug the file names (its path when it names none readably): two files naming one slug
+        are loaded one after the other, in their order."""
+        try:
+            slug = tomllib.loads(self.raw.decode("utf-8")).get("slug")
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            slug = None
+        return slug if isinstance(slug, str) else str(self.path)
+
+
+def _jobs(requested: int, *, vet: bool, files: int) -> int:
+    """How many files to load at once. One inside a transaction: another thread's connection would not
+    see what it holds (the course, say)."""
+    if connection.in_atomic_block or not vet or files < 2:
+        return 1
+    if requested > 0:
+        return min(requested, MAX_JOBS)
+    try:
+        statuses = sandbox_status().values()
+    except SandboxError:
+        return 1
+    return max(1, min(MAX_JOBS, sum(int(s.get("slots", 0)) for s in statuses if "error" not in s)))
+
+
+def _loaded_groups(loads: list[_Load], *, vet: bool, jobs: int) -> Iterator[list[LoadOutcome]]:
+    """Each group's outcomes, in the files' order; groups (the files of one slug) run `jobs` at once. The
+    reference runs happen with no transaction open (catalog_load), so the threads wait on the sandbox, not
+    on each other's locks."""
+    groups: dict[str, list[_Load]] = {}
+    for load in loads:
+        groups.setdefault(load.slug(), []).append(load)
+
+    def load_group(group: list[_Load]) -> list[LoadOutcome]:
+        try:
+            return [catalog_file_load(name=load.path.name, raw=load.raw, course=load.course, vet=vet)
+                    for load in group]
+        finally:
+            if jobs > 1:
+                connections.close_all()  # this thread's own connections
+
+    if jobs == 1:
+        yield from map(load_group, groups.values())
+        return
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="load") as pool:
+        yield from pool.map(load_group, groups.values())
 
 
 def _read(path: Path) -> bytes:
