@@ -4,7 +4,7 @@ then check from the database that nothing was lost or doubled, and report each r
 time: from the fault until a probe answer submitted right after it is graded.
 
     .venv/bin/python bench/chaos.py                           # 1000 students in 60 s, every fault
-    .venv/bin/python bench/chaos.py --students 100 --seconds 20 --faults worker,redis   # the CI size
+    .venv/bin/python bench/chaos.py --students 100 --seconds 12 --faults worker,redis   # the CI size
     .venv/bin/python bench/chaos.py --postgres               # on PostgreSQL, and stop it briefly too
 
 The drill's database is a private SQLite file, or with --postgres a PostgreSQL cluster of its own

@@ -182,7 +182,7 @@ def test_a_job_that_may_have_run_is_never_sent_again(hosts: list[Host], pki: tup
 def test_status_answers_within_a_second_while_every_slot_is_busy(
         hosts: list[Host], client_tls: ssl.SSLContext) -> None:
     host = hosts[1]
-    limits = Limits(wall_seconds=4, cpu_seconds=4)
+    limits = Limits(wall_seconds=2, cpu_seconds=2)  # long enough to be asked while busy
     loopers = [threading.Thread(target=run_job, kwargs={"source": LOOP, "limits": limits,
                                                         "socket_path": host.socket_path}) for _ in range(3)]
     for looper in loopers:
