@@ -30,7 +30,7 @@ lint: setup
 test: setup lint
 	bash scripts/test.sh
 
-# The engine and the sandbox packages alone: no Django, no services (about a minute).
+# The engine and the sandbox packages alone: no Django, no services (about two minutes).
 test-fast: setup
 	$(PY) -m pytest chainrule/tests sandbox/tests -q
 
