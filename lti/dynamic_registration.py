@@ -17,6 +17,7 @@ import secrets
 import socket
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +29,7 @@ from django.core import signing
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from lti_tool.models import LtiRegistration
 
 from lti.framing import origin_of
@@ -41,6 +43,7 @@ RESULT_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"
 SALT = "lti.dynamic-registration"
 MAX_BYTES = 64 * 1024
 TITLE = "Autograd grader"
+STALE_CLAIM = timedelta(minutes=5)  # a registration takes seconds (two calls within LTI_HTTP_TIMEOUT each)
 # Canvas gives every instance Instructure hosts (and, unless configured otherwise, self-hosted ones)
 # one fixed issuer, whatever the school's domain its OpenID configuration is served from (Canvas's
 # LTI launch documentation): its issuer can never be on that host.
@@ -69,23 +72,36 @@ def registration_url_valid(token: str) -> bool:
     return isinstance(by, int) and get_user_model().objects.filter(pk=by, is_staff=True, is_active=True).exists()
 
 
-def claim_registration_url(token: str) -> UsedRegistrationUrl | None:
-    """Claim a valid URL for one registration; None when it has registered a platform already (or another
-    request is registering with it right now). `give_back` a claim whose registration failed."""
+class RegistrationUrlTaken(Exception):
+    """The URL has registered its platform, or a registration with it is under way; the message says which."""
+
+
+def claim_registration_url(token: str) -> UsedRegistrationUrl:
+    """Claim a valid URL for one registration, or raise RegistrationUrlTaken. `give_back` a claim whose
+    registration failed; a claim left by a run that never finished is taken over after STALE_CLAIM."""
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    now = timezone.now()
     try:
         with transaction.atomic():  # a refused insert must not spoil a surrounding transaction
-            return UsedRegistrationUrl.objects.create(digest=hashlib.sha256(token.encode()).hexdigest())
+            return UsedRegistrationUrl.objects.create(digest=digest, used_at=now)
     except IntegrityError:
-        return None
+        pass
+    if UsedRegistrationUrl.objects.filter(digest=digest, registered=False, used_at__lt=now - STALE_CLAIM).update(
+            used_at=now):
+        return UsedRegistrationUrl.objects.get(digest=digest)
+    if UsedRegistrationUrl.objects.filter(digest=digest, registered=True).exists():
+        raise RegistrationUrlTaken("This registration URL has been used already: each URL registers one platform. "
+                                   "Ask the grader's operator for a new one (on the LMS platforms page).")
+    raise RegistrationUrlTaken("A registration with this URL is under way (or was cut off moments ago): try "
+                               "again in a few minutes, or ask the grader's operator for a new URL.")
 
 
 def give_back(claim: UsedRegistrationUrl) -> None:
-    claim.delete()
+    UsedRegistrationUrl.objects.filter(pk=claim.pk, registered=False).delete()
 
 
 def registered_with(claim: UsedRegistrationUrl, registration: LtiRegistration) -> None:
-    claim.registration = registration
-    claim.save(update_fields=["registration"])
+    UsedRegistrationUrl.objects.filter(pk=claim.pk).update(registered=True, registration=registration)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,10 @@ CACHE_SECONDS = 60
 
 
 def origin_of(url: str) -> str | None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # "http://[::1/x": not a URL at all
+        return None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
     return f"{parts.scheme}://{parts.netloc}"

@@ -95,10 +95,12 @@ class UsedNonce(models.Model):
 
 class UsedRegistrationUrl(models.Model):
     """A dynamic registration URL that has registered a platform: it registers no other. The unique digest
-    claims the URL atomically while its registration runs; a failed run gives the claim back."""
+    claims the URL atomically while its registration runs; a failed run gives the claim back, and a run
+    that never finished (its process killed) leaves a claim that is taken over after a while."""
 
     digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the URL's signed token")
-    used_at = models.DateTimeField(auto_now_add=True)
+    used_at = models.DateTimeField(help_text="When the claim was made (or last taken over)")
+    registered = models.BooleanField(default=False, help_text="The registration finished: the URL is used up")
     registration = models.ForeignKey(LtiRegistration, null=True, blank=True, on_delete=models.SET_NULL,
                                      related_name="+")
 

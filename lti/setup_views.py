@@ -14,6 +14,7 @@ from django.views.decorators.http import require_safe
 
 from lti.dynamic_registration import (
     RegistrationRefused,
+    RegistrationUrlTaken,
     claim_registration_url,
     dynamic_register,
     give_back,
@@ -81,10 +82,10 @@ def dynamic_registration(request: HttpRequest, token: str) -> HttpResponse:
         context["reason"] = ("openid_configuration is missing: paste this URL into the LMS's dynamic registration "
                              "(Moodle: “Tool URL” under “LTI Advantage”; Canvas: “Dynamic Registration URL”).")
         return render(request, "lti/registered.html", context, status=400)
-    claim = claim_registration_url(token)
-    if claim is None:
-        context["reason"] = ("This registration URL has been used already: each URL registers one platform. "
-                             "Ask the grader's operator for a new one (on the LMS platforms page).")
+    try:
+        claim = claim_registration_url(token)
+    except RegistrationUrlTaken as exc:
+        context["reason"] = str(exc)
         return _framed_by(render(request, "lti/registered.html", context, status=403), config_url)
     try:  # not in a transaction: the LMS is called over the network meanwhile
         registration = dynamic_register(request=request, config_url=config_url,

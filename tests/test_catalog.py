@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from assignments.models import Assignment, Part
+from authoring.management.commands import load_assignments
 from catalog.errors import CatalogError
 from catalog.spec import spec_from_data
 
@@ -211,6 +213,31 @@ def test_files_load_at_once_and_two_files_of_one_slug_load_in_their_order(live_d
         assert Assignment.objects.get(slug=f"second-{tag}").published
         assert not Assignment.objects.filter(slug=f"wrong-{tag}").exists()
         assert "d.toml: parts.x.grad.expected: says 5.0 but the reference program gives 6.0" in err.getvalue()
-        assert out.getvalue().index("a.toml") < out.getvalue().index("c.toml")
+        said = out.getvalue() + err.getvalue()
+        assert said.index("(a.toml)") < said.index("(b.toml)") < said.index("(c.toml)")  # reported in order
+    finally:
+        Assignment.objects.filter(slug__endswith=tag).delete()
+
+
+def test_a_loader_failure_on_one_file_is_said_on_its_line_and_the_others_still_load(
+        live_db: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tag = uuid.uuid4().hex[:8]
+    (tmp_path / "a.toml").write_text(_toml(f"breaks-{tag}", expected="6.0"))
+    (tmp_path / "b.toml").write_text(_toml(f"loads-{tag}", expected="6.0"))
+    real = load_assignments.catalog_file_load
+
+    def failing(*, name: str, **kwargs: Any) -> Any:
+        if name == "a.toml":
+            raise RuntimeError("a bug in the loader")
+        return real(name=name, **kwargs)
+
+    monkeypatch.setattr(load_assignments, "catalog_file_load", failing)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with pytest.raises(CommandError) as caught:
+            call_command("load_assignments", str(tmp_path), "--jobs", "2", stdout=out, stderr=err)
+        assert caught.value.returncode == 2
+        assert "a.toml: internal error (RuntimeError: a bug in the loader)" in err.getvalue()
+        assert f"loads-{tag}" in out.getvalue() and Assignment.objects.get(slug=f"loads-{tag}").published
     finally:
         Assignment.objects.filter(slug__endswith=tag).delete()

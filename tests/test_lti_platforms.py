@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
+from django.utils import timezone
 from lti_tool.models import LtiDeployment, LtiRegistration
 
 from assignments.services import course_demo
-from lti.models import ContextCourse, FrameOrigin
+from lti.models import ContextCourse, FrameOrigin, UsedRegistrationUrl
 from tests.lti_platform.inprocess import LAUNCH_URL, Platform
 from tests.lti_platform.registration import CANVAS_CONFIGURATION, CANVAS_ISSUER
 from tests.lti_platform.server import DEPLOYMENT, LmsPlatform
@@ -168,6 +171,31 @@ def test_a_registration_url_registers_one_platform_and_a_failed_try_does_not_use
     assert reused.status_code == 403 and b"has been used already" in reused.content
     assert len(test_lms.dynamic.accepted) == 1  # the LMS was not asked to register the tool again
     assert not LtiRegistration.objects.filter(issuer=test_lms.base).exists()
+
+
+@override_settings(LTI_ALLOW_HTTP=True)
+@pytest.mark.django_db
+def test_a_registration_cut_off_midway_holds_its_url_a_few_minutes_then_lets_it_go(
+        operator: Client, test_lms: LmsPlatform) -> None:
+    """A registration whose process was killed between claiming the URL and finishing (no give-back ran)
+    must not make the URL unusable for good."""
+    url = _registration_url(operator)
+    token = url.rstrip("/").rsplit("/", 1)[1]
+    claim = UsedRegistrationUrl.objects.create(digest=hashlib.sha256(token.encode()).hexdigest(),
+                                               used_at=timezone.now())
+    busy = Client().get(test_lms.dynamic.start_url("http://testserver" + url))
+    assert busy.status_code == 403 and b"under way" in busy.content and not test_lms.dynamic.accepted
+    UsedRegistrationUrl.objects.filter(pk=claim.pk).update(used_at=timezone.now() - timedelta(minutes=6))
+    done = Client().get(test_lms.dynamic.start_url("http://testserver" + url))
+    assert done.status_code == 200 and b"not active yet" in done.content, done.content[:500]
+    assert UsedRegistrationUrl.objects.get(pk=claim.pk).registered
+
+
+@override_settings(LTI_ALLOW_HTTP=True)
+@pytest.mark.django_db
+def test_a_configuration_url_that_is_not_a_url_is_refused_readably(operator: Client) -> None:
+    refused = Client().get(_registration_url(operator), {"openid_configuration": "http://[::1/x"})
+    assert refused.status_code == 400 and b"is not an http(s) URL" in refused.content
 
 
 @override_settings(LTI_ALLOW_HTTP=True)

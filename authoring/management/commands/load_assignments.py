@@ -8,9 +8,10 @@ release_after optional) loads into that course (created if needed) and sets its 
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from infra.sandbox_pool import sandbox_status
 from sandbox.client import SandboxError
 
 MAX_JOBS = 8
+log = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -59,10 +61,9 @@ class Command(BaseCommand):
         vet = not options["no_check"]
         loads = [_Load(path=path, raw=_read(path), course=_course_of(path)) for path in files]
         outcomes = []
-        for group in _loaded_groups(loads, vet=vet, jobs=_jobs(options["jobs"], vet=vet, files=len(files))):
-            for outcome in group:  # reported as each group ends: each file may run its reference for seconds
-                outcomes.append(outcome)
-                self._report(outcome)
+        for outcome in _outcomes(loads, vet=vet, jobs=_jobs(options["jobs"], vet=vet, files=len(files))):
+            outcomes.append(outcome)  # reported one by one, in order: each may run its reference for seconds
+            self._report(outcome)
         refused = sum(1 for o in outcomes if o.state == REFUSED)
         drafts = sum(1 for o in outcomes if o.state in (DRAFT, DRAFT_EDITS))
         if refused:
@@ -110,27 +111,38 @@ def _jobs(requested: int, *, vet: bool, files: int) -> int:
     return max(1, min(MAX_JOBS, sum(int(s.get("slots", 0)) for s in statuses if "error" not in s)))
 
 
-def _loaded_groups(loads: list[_Load], *, vet: bool, jobs: int) -> Iterator[list[LoadOutcome]]:
-    """Each group's outcomes, in the files' order; groups (the files of one slug) run `jobs` at once. The
-    reference runs happen with no transaction open (catalog_load), so the threads wait on the sandbox, not
-    on each other's locks."""
-    groups: dict[str, list[_Load]] = {}
-    for load in loads:
-        groups.setdefault(load.slug(), []).append(load)
+def _outcomes(loads: list[_Load], *, vet: bool, jobs: int) -> Iterator[LoadOutcome]:
+    """Each file's outcome, in the files' order, loading `jobs` files at once. A file waits for the one
+    before it that names the same slug, so the later one wins as it would alone. The reference runs happen
+    with no transaction open (catalog_load), so the threads wait on the sandbox, not on each other's locks."""
 
-    def load_group(group: list[_Load]) -> list[LoadOutcome]:
+    def load_one(load: _Load, before: Future[LoadOutcome] | None) -> LoadOutcome:
+        if before is not None:
+            before.exception()  # wait for it; its outcome is reported on its own
         try:
-            return [catalog_file_load(name=load.path.name, raw=load.raw, course=load.course, vet=vet)
-                    for load in group]
+            return catalog_file_load(name=load.path.name, raw=load.raw, course=load.course, vet=vet)
+        except Exception as exc:  # the loader's fault, not the file's: said on its line, the others still load
+            log.exception("loading %s failed", load.path)
+            return LoadOutcome(file=load.path.name, slug="", state=REFUSED,
+                               lines=[f"{load.path.name}: internal error ({type(exc).__name__}: {exc}); "
+                                      "nothing of it was loaded"])
         finally:
             if jobs > 1:
                 connections.close_all()  # this thread's own connections
 
     if jobs == 1:
-        yield from map(load_group, groups.values())
+        yield from (load_one(load, None) for load in loads)
         return
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="load") as pool:
-        yield from pool.map(load_group, groups.values())
+        last: dict[str, Future[LoadOutcome]] = {}
+        futures = []
+        for load in loads:  # submitted in order: a file's predecessor of its slug has started before it
+            slug = load.slug()
+            future = pool.submit(load_one, load, last.get(slug))
+            last[slug] = future
+            futures.append(future)
+        for future in futures:
+            yield future.result()
 
 
 def _read(path: Path) -> bytes:
