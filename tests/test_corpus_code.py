@@ -19,12 +19,14 @@ import json
 import time
 import tomllib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connections
 
 from tests.test_corpus import EDGE_KINDS, LOADER_OUTPUT, PATH_KINDS, check_loaded, component_matches
 
@@ -105,6 +107,13 @@ def grade_case(case: CodeCase, folder: Path) -> None:
         case.crash = f"no diagnosis for a wrong {case.part}"
 
 
+def graded_in_thread(case: CodeCase, folder: Path) -> None:
+    try:
+        grade_case(case, folder)
+    finally:
+        connections.close_all()  # this thread's own
+
+
 @pytest.fixture(scope="module")
 def code_graded(django_db_setup: None, django_db_blocker: Any,
                 tmp_path_factory: pytest.TempPathFactory) -> list[CodeCase]:
@@ -119,8 +128,8 @@ def code_graded(django_db_setup: None, django_db_blocker: Any,
         except CommandError as exc:
             raise CommandError(f"{exc}\n{load_output.getvalue()}") from None
         loaded = time.perf_counter()
-        for case in cases:
-            grade_case(case, folder)
+        with ThreadPoolExecutor(max_workers=2) as pool:  # as the sandbox's two slots take them
+            list(pool.map(lambda case: graded_in_thread(case, folder), cases))
     print(f"\ncorpus_code: loaded in {loaded - started:.1f} s, {len(cases)} programs graded in "
           f"{time.perf_counter() - loaded:.1f} s")
     return cases
