@@ -14,6 +14,7 @@ from assignments.models import Assignment, Part
 from authoring.management.commands import load_assignments
 from catalog.errors import CatalogError
 from catalog.spec import spec_from_data
+from sandbox.client import SandboxUnavailable
 
 SEED_SLUGS = {
     "positive-gradient", "negative-gradient", "dead-relu", "multiple-paths", "accumulation",
@@ -241,3 +242,21 @@ def test_a_loader_failure_on_one_file_is_said_on_its_line_and_the_others_still_l
         assert f"loads-{tag}" in out.getvalue() and Assignment.objects.get(slug=f"loads-{tag}").published
     finally:
         Assignment.objects.filter(slug__endswith=tag).delete()
+
+
+def test_files_at_once_are_at_most_the_sandboxes_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More files at once than slots would wait in a sandbox's queue, and past the client's allowance a
+    file would be refused as "sandbox unavailable"."""
+    monkeypatch.setattr(load_assignments, "sandbox_status",
+                        lambda: {"tls://sb-1:7000": {"slots": 2}, "tls://sb-2:7000": {"error": "refused"}})
+    assert load_assignments._jobs(8, vet=True, files=10) == 2
+    assert load_assignments._jobs(0, vet=True, files=10) == 2
+    assert load_assignments._jobs(1, vet=True, files=10) == 1
+    assert load_assignments._jobs(0, vet=False, files=10) == 1  # --no-check runs nothing in the sandbox
+
+    def unreachable() -> dict[str, Any]:
+        raise SandboxUnavailable("no sandbox answers")
+
+    monkeypatch.setattr(load_assignments, "sandbox_status", unreachable)
+    assert load_assignments._jobs(3, vet=True, files=10) == 3
+    assert load_assignments._jobs(0, vet=True, files=10) == 1

@@ -41,8 +41,8 @@ class Command(BaseCommand):
                             help="run no reference program: new content is kept as drafts, to be vetted and "
                                  "published from the staff pages")
         parser.add_argument("--jobs", type=int, default=0, metavar="N",
-                            help="files loaded at once, each running its references in the sandbox (default: "
-                                 "as many as the sandboxes have slots, at most 8)")
+                            help="files loaded at once, each running its references in the sandbox (default and "
+                                 "most: as many as the sandboxes have slots, at most 8)")
         parser.add_argument("--check", action="store_true",
                             help="vet the files as publishing would and write nothing: exit 1 with one "
                                  "'file: field: problem' line per reason")
@@ -98,17 +98,18 @@ class _Load:
 
 
 def _jobs(requested: int, *, vet: bool, files: int) -> int:
-    """How many files to load at once. One inside a transaction: another thread's connection would not
-    see what it holds (the course, say)."""
+    """How many files to load at once: `requested` (else as many as the sandboxes have slots), never more
+    than those slots (a file waiting in a sandbox's queue past the client's allowance would be refused as
+    "sandbox unavailable"). One inside a transaction: another thread's connection would not see what it
+    holds (the course, say)."""
     if connection.in_atomic_block or not vet or files < 2:
         return 1
-    if requested > 0:
-        return min(requested, MAX_JOBS)
     try:
-        statuses = sandbox_status().values()
+        slots = sum(int(s.get("slots", 0)) for s in sandbox_status().values() if "error" not in s)
     except SandboxError:
-        return 1
-    return max(1, min(MAX_JOBS, sum(int(s.get("slots", 0)) for s in statuses if "error" not in s)))
+        slots = 0  # not known: the requested number, or one
+    wanted = requested if requested > 0 else slots
+    return max(1, min(MAX_JOBS, wanted, slots or wanted))
 
 
 def _outcomes(loads: list[_Load], *, vet: bool, jobs: int) -> Iterator[LoadOutcome]:
