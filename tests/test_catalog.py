@@ -205,6 +205,7 @@ def test_files_load_at_once_and_two_files_of_one_slug_load_in_their_order(live_d
     (tmp_path / "b.toml").write_text(_toml(f"second-{tag}", expected="6.0"))
     (tmp_path / "c.toml").write_text(_toml(f"first-{tag}", expected="6.0").replace('title = "T"', 'title = "Later"'))
     (tmp_path / "d.toml").write_text(_toml(f"wrong-{tag}", expected="5.0"))
+    (tmp_path / "e.toml").write_text("a = " + "[" * 100_000 + "]" * 100_000)  # deeper than Python's recursion
     out, err = io.StringIO(), io.StringIO()
     try:
         with pytest.raises(CommandError) as caught:
@@ -214,6 +215,7 @@ def test_files_load_at_once_and_two_files_of_one_slug_load_in_their_order(live_d
         assert Assignment.objects.get(slug=f"second-{tag}").published
         assert not Assignment.objects.filter(slug=f"wrong-{tag}").exists()
         assert "d.toml: parts.x.grad.expected: says 5.0 but the reference program gives 6.0" in err.getvalue()
+        assert "e.toml: file: is nested too deeply" in err.getvalue()
         said = out.getvalue() + err.getvalue()
         assert said.index("(a.toml)") < said.index("(b.toml)") < said.index("(c.toml)")  # reported in order
     finally:

@@ -24,7 +24,9 @@ from assignments.models import RELEASES, Course
 from assignments.services import course_demo
 from authoring.catalog_check import catalog_check
 from authoring.catalog_load import DRAFT, DRAFT_EDITS, REFUSED, LoadOutcome, catalog_file_load
+from catalog.errors import CatalogError
 from catalog.export import COURSE_FILE
+from catalog.spec import catalog_data
 from infra.sandbox_pool import sandbox_status
 from sandbox.client import SandboxError
 
@@ -91,8 +93,8 @@ class _Load:
         """The slug the file names (its path when it names none readably): two files naming one slug
         are loaded one after the other, in their order."""
         try:
-            slug = tomllib.loads(self.raw.decode("utf-8")).get("slug")
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            slug = catalog_data(self.path.name, self.raw).get("slug")
+        except CatalogError:  # refused on its own line when it is loaded
             slug = None
         return slug if isinstance(slug, str) else str(self.path)
 
