@@ -195,7 +195,7 @@ def rounded_off(answer: Value, expected: Value, decimals: Sequence[int] | None =
 def rounded_array(array: np.ndarray, digits: int, *, only: np.ndarray | None = None) -> np.ndarray:
     """Each entry as `float(f"{entry:.{digits}g}")` (a copy), the same double bit for bit. Zeros stay
     as they are. `only` (flat indices) limits the rounding to those entries."""
-    out = np.array(array, dtype=float)
+    out = np.array(array, dtype=float, order="C")  # so that `flat` is a view: a transposed array's too
     flat = out.reshape(-1)
     index = np.flatnonzero(flat) if only is None else np.asarray(only, dtype=np.intp)
     flat[index] = _rounded(flat[index], digits)

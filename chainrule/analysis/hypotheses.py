@@ -47,7 +47,8 @@ class GradientFacts:
     backward_calls: int = 1  # calls still summed in .grad (none zeroed in between)
     output_ids: list[str] = field(default_factory=list)
     non_scalar_outputs: list[str] = field(default_factory=list)
-    mistakes: list[tuple[dict[str, Any], Edge, np.ndarray]] = field(default_factory=list)
+    # (detail, edge, the difference it makes to grad, the flat indices of the entries it changes)
+    mistakes: list[tuple[dict[str, Any], Edge, np.ndarray, np.ndarray]] = field(default_factory=list)
     seeds: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
     accumulation_beliefs: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
     kink_edges: list[tuple[str, str]] = field(default_factory=list)  # (input name, kink op name) in the graph
@@ -74,7 +75,8 @@ def rounded(array: np.ndarray) -> np.ndarray:
     return rounded_array(np.asarray(array, dtype=float), VALUE_DIGITS)
 
 
-def near_values(facts: GradientFacts, deltas: list[np.ndarray]) -> list[tuple[Value, np.ndarray]]:
+def near_values(facts: GradientFacts, deltas: list[np.ndarray],
+                places: list[np.ndarray] | None = None) -> list[tuple[Value, np.ndarray]]:
     """as_value(facts.grad + delta) and its array for each difference, rounding only the entries it
     changes, all differences' together (a slip deep in a large graph changes a few entries of a large
     gradient, and a large graph has thousands of slips): the rows a difference leaves alone are the
@@ -86,7 +88,8 @@ def near_values(facts: GradientFacts, deltas: list[np.ndarray]) -> list[tuple[Va
     if facts.rounded_value is None:
         facts.rounded_value = facts.rounded_grad.tolist()
     grad = facts.grad.reshape(-1)
-    places = [np.flatnonzero(delta) for delta in deltas]
+    if places is None:  # the entries each difference changes
+        places = [np.flatnonzero(delta) for delta in deltas]
     entries = rounded_together([grad[place] + delta.reshape(-1)[place] for delta, place in
                                 zip(deltas, places, strict=True)], VALUE_DIGITS)
     found = []
@@ -297,32 +300,36 @@ def _all_zero(value: Any) -> bool:
 
 
 def wrong_local_derivative(facts: GradientFacts) -> Iterator[Hypothesis]:
-    edge_sets = [set(path.edges) for path in facts.paths]
-    values = iter(near_values(facts, [delta for detail, _, delta in facts.mistakes if not detail.get("mistakes")]))
-    for detail, edge, delta in facts.mistakes:
+    by_edge: dict[Edge, list[int]] = {}  # edge → the paths through it, by their index
+    for index, path in enumerate(facts.paths):
+        for edge_on in dict.fromkeys(path.edges):
+            by_edge.setdefault(edge_on, []).append(index)
+    singles = [(delta, changed) for detail, _, delta, changed in facts.mistakes if not detail.get("mistakes")]
+    values = iter(near_values(facts, [delta for delta, _ in singles], [changed for _, changed in singles]))
+    for detail, edge, delta, _ in facts.mistakes:
         if detail.get("mistakes"):
-            pair = _two_local_mistakes(facts, detail, delta, edge_sets)
+            pair = _two_local_mistakes(facts, detail, delta, by_edge)
             if pair is not None:
                 yield pair
             continue
         # a rule held at every node of its op (mutations.rules) is on every path through any of them
         wrong = [tuple(item) for item in detail.get("rule_edge_ids", [])] or [edge]
-        marked = set(wrong)
-        through = [path for path, edges in zip(facts.paths, edge_sets, strict=True) if not edges.isdisjoint(marked)]
+        indices = by_edge.get(wrong[0], []) if len(wrong) == 1 else \
+            sorted({index for edge_on in wrong for index in by_edge.get(edge_on, ())})
         value, array = next(values)
-        yield Hypothesis("wrong_local_derivative", value, [p.names for p in through], Highlight(wrong_edges=wrong),
-                         detail, array=array)
+        yield Hypothesis("wrong_local_derivative", value, [facts.paths[index].names for index in indices],
+                         Highlight(wrong_edges=wrong), detail, array=array)
 
 
 def _two_local_mistakes(
-    facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray, edge_sets: list[set[Edge]]
+    facts: GradientFacts, detail: dict[str, Any], delta: np.ndarray, by_edge: dict[Edge, list[int]]
 ) -> Hypothesis | None:
     """Both slips of a pair on this leaf's paths; None when one of them does not reach it
     (then the pair predicts what the other slip alone does)."""
     components = []
     for item in detail["mistakes"]:
         edge = tuple(item["edge_ids"])
-        through = [path.names for path, edges in zip(facts.paths, edge_sets, strict=True) if edge in edges]
+        through = [facts.paths[index].names for index in by_edge.get(edge, ())]
         if not through:
             return None
         components.append({key: value for key, value in item.items() if key != "edge_ids"} | {"paths": through})
@@ -440,10 +447,10 @@ def _differs(hypothesis: Hypothesis, grad: np.ndarray) -> bool:
 def _distinct(hypotheses: Iterator[Hypothesis]) -> list[Hypothesis]:
     """Each hypothesis once: the same kind, paths, detail and value. The value (a whole gradient) is
     compared only between hypotheses alike in everything else."""
-    seen: dict[str, list[Value]] = {}
+    seen: dict[tuple[Any, ...], list[Value]] = {}
     kept = []
     for hypothesis in hypotheses:
-        key = repr((hypothesis.kind, hypothesis.paths, sorted(hypothesis.detail.items())))
+        key = (hypothesis.kind, tuple(map(tuple, hypothesis.paths)), repr(sorted(hypothesis.detail.items())))
         values = seen.setdefault(key, [])
         if hypothesis.value not in values:
             values.append(hypothesis.value)

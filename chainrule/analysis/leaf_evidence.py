@@ -52,16 +52,17 @@ def live_calls(evidence: list[CallEvidence], leaf: str) -> list[CallEvidence]:
 
 def gather_leaf_evidence(evidence: list[CallEvidence]) -> dict[str, LeafEvidence]:
     names = list(dict.fromkeys(name for item in evidence for name in item.leaves))
-    return {name: _leaf_evidence(name, live_calls(evidence, name)) for name in names}
+    sites = {id(effect): _site(effect) for item in evidence for effect in item.mistakes}
+    return {name: _leaf_evidence(name, live_calls(evidence, name), sites) for name in names}
 
 
-def _leaf_evidence(leaf: str, calls: list[CallEvidence]) -> LeafEvidence:
+def _leaf_evidence(leaf: str, calls: list[CallEvidence], sites: dict[int, tuple[Any, ...]]) -> LeafEvidence:
     paths = [path for item in calls for path in item.paths if path.leaf == leaf]
     return LeafEvidence(
         leaf=leaf,
         node_id=paths[0].leaf_id if paths else f"leaf:{leaf}",  # a retained non-leaf: the node that made it
         paths=merge_paths(paths).get(leaf, []),
-        mistakes=_summed_effects([e for item in calls for e in item.mistakes], leaf),
+        mistakes=_summed_effects([e for item in calls for e in item.mistakes], leaf, sites),
         seeds=[Effect(e.detail, {leaf: e.deltas[leaf]}) for item in calls for e in item.seeds if leaf in e.deltas],
         output_ids=list(dict.fromkeys(item.output_id for item in calls)),
         backward_calls=len(calls),
@@ -74,17 +75,23 @@ def _final_grad(tensor: torch.Tensor) -> torch.Tensor | None:
     return None if tensor.grad is None else tensor.grad.detach().clone()
 
 
-def _summed_effects(effects: list[Effect], leaf: str) -> list[Effect]:
+def _site(effect: Effect) -> tuple[Any, ...]:
+    """Where a mistake is made and which: effects alike in this are one mistake made in several calls."""
+    where = (tuple(effect.detail["edge"]), effect.detail["site"]) if "site" in effect.detail else effect.edge
+    return (where, effect.detail.get("rule"), effect.detail["used"], repr(effect.detail.get("pair_edges")),
+            repr(effect.detail.get("pair_rules")))
+
+
+def _summed_effects(effects: list[Effect], leaf: str, sites: dict[int, tuple[Any, ...]]) -> list[Effect]:
     """The same wrong factor on the same edge is made in every call through
     it (a student who gets d(x³)/dx wrong gets it wrong each time), also when
-    each call builds its graph anew (a loop): the edge is then the same site."""
+    each call builds its graph anew (a loop): the edge is then the same site.
+    `sites`: _site of each effect, by id."""
     summed: dict[tuple[Any, ...], Effect] = {}
     for effect in effects:
         if leaf not in effect.deltas:
             continue
-        where = (tuple(effect.detail["edge"]), effect.detail["site"]) if "site" in effect.detail else effect.edge
-        key = (where, effect.detail.get("rule"), effect.detail["used"], repr(effect.detail.get("pair_edges")),
-               repr(effect.detail.get("pair_rules")))
+        key = sites[id(effect)]
         if key in summed:
             summed[key].deltas[leaf] = summed[key].deltas[leaf] + effect.deltas[leaf]
         else:

@@ -23,7 +23,7 @@ from chainrule.analysis.node_catalog import NodeCatalog
 from chainrule.analysis.node_gradients import FlowRecorder
 from chainrule.analysis.op_recording import ProgramRun
 from chainrule.analysis.part_tensors import none_part_hypotheses, parse_part_key, read_part
-from chainrule.analysis.tensors import tensor_to_array, tensors_to_arrays
+from chainrule.analysis.tensors import sparse_arrays, tensor_to_array
 from chainrule.analysis.trace_summary import trace_program
 from chainrule.errors import AnalysisError
 from chainrule.model import Analysis, BackwardRecord, Graph, Hypothesis, PartReference, PathContribution
@@ -167,10 +167,11 @@ class _Context:
         facts.output_ids = evidence.output_ids
         facts.backward_calls = evidence.backward_calls
         # a slip that does not change this gradient predicts the right answer: none here
-        mistakes = [(e, e.edge) for e in evidence.mistakes if e.edge and bool(e.deltas[evidence.leaf].any())]
-        deltas = tensors_to_arrays([e.deltas[evidence.leaf] for e, _ in mistakes])
-        facts.mistakes = [(_edge_from_part(e.detail, edge, evidence), edge, delta)
-                          for (e, edge), delta in zip(mistakes, deltas, strict=True) if edge is not None]
+        mistakes = [(e, e.edge) for e in evidence.mistakes if e.edge]
+        deltas = sparse_arrays([e.deltas[evidence.leaf] for e, _ in mistakes])
+        facts.mistakes = [(_edge_from_part(e.detail, edge, evidence), edge, delta, changed)
+                          for (e, edge), (delta, changed) in zip(mistakes, deltas, strict=True)
+                          if edge is not None and changed.size]
         facts.seeds = [(e.detail, tensor_to_array(e.deltas[evidence.leaf])) for e in evidence.seeds]
         facts.accumulation_beliefs = accumulation_beliefs(self.evidence, reference.tensor)
         facts.kink_edges = self.kink_edges

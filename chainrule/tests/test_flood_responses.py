@@ -37,7 +37,6 @@ def test_a_kept_response_gives_the_leaves_what_walking_every_node_gives() -> Non
     shortcut = flood(z.grad_fn, torch.ones(()), leaf_name)
     keep_responses(shortcut, leaf_name)
     assert shortcut.responses  # the small nodes keep one
-    position = {id(node): index for index, node in enumerate(walked.order)}
     generator = torch.Generator().manual_seed(1)
     compared = 0
     for node in walked.order:
@@ -45,8 +44,8 @@ def test_a_kept_response_gives_the_leaves_what_walking_every_node_gives() -> Non
         if right is None:
             continue
         wrong = tuple(None if grad is None else grad + torch.randn(grad.shape, generator=generator) for grad in right)
-        expected = leaf_deltas(walked, node, wrong, leaf_name, position)
-        got = leaf_deltas(shortcut, node, wrong, leaf_name, position)
+        expected = leaf_deltas(walked, node, wrong, leaf_name)
+        got = leaf_deltas(shortcut, node, wrong, leaf_name)
         assert expected.keys() == got.keys()
         for name in expected:
             assert torch.allclose(expected[name], got[name], rtol=1e-5, atol=1e-6), (type(node).__name__, name)
@@ -63,3 +62,67 @@ def test_a_program_hook_on_the_gradient_turns_the_shortcut_off() -> None:
     record = flood(z.grad_fn, torch.ones(()), leaf_name, hooks)
     keep_responses(record, leaf_name)
     assert record.responses == {}  # a clamp is not linear: every difference walks the graph
+
+
+
+def _layer_read_by_every_neuron(width: int, *, sqrt_of_zero: bool) -> tuple[Any, Any]:
+    """h = a layer of `width` neurons, stacked, then read whole by each of `width` neurons above it. With
+    `sqrt_of_zero` the layer has one more input, sqrt(0), whose local derivative is inf."""
+    torch.manual_seed(1)
+    x = torch.randn(4, requires_grad=True)
+    w1 = torch.randn(width, 4, requires_grad=True)
+    w2 = torch.randn(width, width, requires_grad=True)
+    zero = torch.zeros((), requires_grad=True)
+    extra = [torch.sqrt(zero * x.sum())] if sqrt_of_zero else []
+    h = torch.stack([torch.tanh((w1[i] * x).sum()) for i in range(width)] + extra)
+    y = torch.stack([torch.relu((w2[j] * h[:width]).sum()) for j in range(width)]).sum() + h[-1]
+    leaves = {"x": x, "w1": w1, "w2": w2, "zero": zero}
+
+    def leaf_name(node: Any) -> str | None:
+        if is_leaf_node(node):
+            return next(name for name, tensor in leaves.items() if tensor is node.variable)
+        return None
+
+    return y, leaf_name
+
+
+def _the_layer(record: Any) -> Any:
+    return next(node for node in record.order if type(node).__name__ == "StackBackward0"
+                and type(node.next_functions[0][0]).__name__ == "TanhBackward0")
+
+
+def _shortcut_gives_what_walking_gives(y: Any, leaf_name: Any) -> Any:
+    walked = flood(y.grad_fn, torch.ones(()), leaf_name)
+    shortcut = flood(y.grad_fn, torch.ones(()), leaf_name)
+    keep_responses(shortcut, leaf_name)
+    generator = torch.Generator().manual_seed(2)
+    compared = 0
+    for node in walked.order:
+        right = walked.outgoing.get(id(node))
+        if right is None:
+            continue
+        wrong = tuple(None if grad is None else grad + torch.randn(grad.shape, generator=generator) for grad in right)
+        expected = leaf_deltas(walked, node, wrong, leaf_name)
+        got = leaf_deltas(shortcut, node, wrong, leaf_name)
+        assert expected.keys() == got.keys(), type(node).__name__
+        for name in expected:
+            assert torch.allclose(expected[name], got[name], rtol=1e-4, atol=1e-5, equal_nan=True), \
+                (type(node).__name__, name)
+        compared += 1
+    assert compared >= 30
+    return shortcut
+
+
+def test_a_layer_every_neuron_reads_keeps_its_response_and_gives_what_walking_gives() -> None:
+    """40 outputs × 1,764 leaf entries: more than a node read by one node may keep, not a shared one."""
+    y, leaf_name = _layer_read_by_every_neuron(40, sqrt_of_zero=False)
+    shortcut = _shortcut_gives_what_walking_gives(y, leaf_name)
+    assert id(_the_layer(shortcut)) in shortcut.responses
+
+
+def test_a_response_with_an_inf_in_it_is_not_kept() -> None:
+    """sqrt(0) below the layer: walking gives -inf to `zero` where 0 · inf in a response would give NaN."""
+    y, leaf_name = _layer_read_by_every_neuron(6, sqrt_of_zero=True)
+    shortcut = _shortcut_gives_what_walking_gives(y, leaf_name)
+    assert id(_the_layer(shortcut)) not in shortcut.responses
+    assert shortcut.responses  # the nodes below the layer keep theirs

@@ -8,10 +8,13 @@ square of the graph (every node has its mutations, and each walked the nodes bel
 output is small keeps its *response* instead: what one unit of gradient arriving at each entry of its
 output gives every leaf below (a matrix per leaf, built bottom-up from its children's responses). A
 difference carried down stops at the first node with a response and is multiplied by it, so each
-mutation walks only the few large nodes between it and the nodes below it that keep one."""
+mutation walks only the few large nodes between it and the nodes below it that keep one. A
+difference is handed from node to node in topological order through a queue of the nodes it has
+reached, so a walk costs what it visits, not the length of the graph."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +29,8 @@ LeafName = Callable[[Any], str | None]  # a leaf's name, a retained non-leaf's n
 InputGrads = tuple[torch.Tensor | None, ...]
 Response = list[dict[str, torch.Tensor]]  # per output slot: leaf name → (entries of the slot, *the leaf's shape)
 RESPONSE_ENTRIES = 1 << 15  # the most numbers one node's response may hold (output entries × leaf entries)
-RESPONSE_TOTAL = 1 << 22  # and all responses of one backward call together
+SHARED_RESPONSE_ENTRIES = 1 << 17  # and a node that several nodes pass gradient to (a layer every neuron reads)
+RESPONSE_TOTAL = 1 << 23  # and all responses of one backward call together (32 MB in float32)
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Flood:
     """The reference backward pass of one call: what reaches every node."""
 
     order: list[Any]  # topological: every node after all nodes that feed it gradient
+    position: dict[int, int] = field(default_factory=dict)  # id(node) → its index in `order`
     incoming: dict[int, list[torch.Tensor]] = field(default_factory=dict)  # id(node) → grad per output slot
     outgoing: dict[int, InputGrads] = field(default_factory=dict)  # id(node) → grad per input
     leaves: dict[str, torch.Tensor] = field(default_factory=dict)
@@ -78,20 +83,38 @@ def _slot_grads(node: Any, by_slot: dict[int, torch.Tensor]) -> list[torch.Tenso
 Transform = Callable[[Any, list[torch.Tensor], InputGrads], InputGrads]
 
 
+class _Pending:
+    """Gradients on their way down (id(node) → slot → grad), handed out node by node in topological
+    order: a node is taken only once everything above it that sends it something has been taken."""
+
+    def __init__(self, record: Flood) -> None:
+        self.order, self.position = record.order, record.position
+        self.grads: dict[int, dict[int, torch.Tensor]] = {}
+        self.queue: list[int] = []  # positions in `order` of the nodes in `grads`
+
+    def add(self, node: Any, slot: int, grad: torch.Tensor) -> None:
+        slots = self.grads.get(id(node))
+        if slots is None:
+            slots = self.grads[id(node)] = {}
+            heapq.heappush(self.queue, self.position[id(node)])
+        slots[slot] = slots[slot] + grad if slot in slots else grad
+
+    def take(self) -> tuple[Any, dict[int, torch.Tensor]] | None:
+        if not self.queue:
+            return None
+        node = self.order[heapq.heappop(self.queue)]
+        return node, self.grads.pop(id(node))
+
+
 def _propagate(
-    order: list[Any], start: dict[int, dict[int, torch.Tensor]], leaf_name: LeafName, record: Flood | None,
-    transform: Transform | None = None, hooks: Hooks = no_hooks, responses: dict[int, Response] | None = None,
+    pending: _Pending, leaf_name: LeafName, record: Flood | None, transform: Transform | None = None,
+    hooks: Hooks = no_hooks, responses: dict[int, Response] | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Carry the gradients in `start` (id(node) → slot → grad) down the graph; a node with a
-    response in `responses` passes what arrives straight to the leaves."""
-    pending = start
+    """Carry the gradients in `pending` down the graph; a node with a response in `responses` passes
+    what arrives straight to the leaves."""
     leaves: dict[str, torch.Tensor] = {}
-    for node in order:
-        if not pending:
-            break  # nothing is on its way down any more: the nodes below get nothing
-        by_slot = pending.pop(id(node), None)
-        if by_slot is None:
-            continue
+    while (taken := pending.take()) is not None:
+        node, by_slot = taken
         response = responses.get(id(node)) if responses else None
         if response is not None:
             for slot, grad in by_slot.items():
@@ -129,46 +152,42 @@ def _reduced(node: Any, inputs: InputGrads) -> InputGrads:
     )
 
 
-def _pass_on(node: Any, inputs: InputGrads, pending: dict[int, dict[int, torch.Tensor]]) -> None:
+def _pass_on(node: Any, inputs: InputGrads, pending: _Pending) -> None:
     for (child, child_slot), grad in zip(node.next_functions, inputs, strict=False):
-        if child is None or grad is None:
-            continue
-        grad = reduce_to_shape(grad, node_shape(child, child_slot))
-        slots = pending.setdefault(id(child), {})
-        slots[child_slot] = slots[child_slot] + grad if child_slot in slots else grad
+        if child is not None and grad is not None:
+            pending.add(child, child_slot, reduce_to_shape(grad, node_shape(child, child_slot)))
+
+
+def _seeded(record: Flood, root: Any, seed: torch.Tensor) -> _Pending:
+    pending = _Pending(record)
+    pending.add(root, 0, seed)
+    return pending
 
 
 def flood(root: Any, seed: torch.Tensor, leaf_name: LeafName, hooks: Hooks = no_hooks) -> Flood:
-    record = Flood(order=topological_order(root), hooks=hooks)
+    order = topological_order(root)
+    record = Flood(order=order, position={id(node): index for index, node in enumerate(order)}, hooks=hooks)
     with torch.no_grad():
-        record.leaves = _propagate(record.order, {id(root): {0: seed}}, leaf_name, record, hooks=hooks)
+        record.leaves = _propagate(_seeded(record, root, seed), leaf_name, record, hooks=hooks)
     return record
 
 
-def leaf_deltas(
-    record: Flood, node: Any, wrong: InputGrads, leaf_name: LeafName, position: dict[int, int]
-) -> dict[str, torch.Tensor]:
+def leaf_deltas(record: Flood, node: Any, wrong: InputGrads, leaf_name: LeafName) -> dict[str, torch.Tensor]:
     """What each leaf's gradient changes by when `node` passes `wrong` to its
     inputs instead of what it really passes."""
     right = record.outgoing.get(id(node))
     if right is None:
         return {}
-    start: dict[int, dict[int, torch.Tensor]] = {}
+    pending = _Pending(record)
     for (child, child_slot), used, real in zip(node.next_functions, wrong, right, strict=False):
         if child is None or used is None or used is real or (real is not None and real.numel() != used.numel()):
             continue  # `used is real`: a mutation passes the other inputs what they really get
         delta = used - real.reshape(used.shape) if real is not None else used
         if not bool(delta.any()):
             continue  # this input gets what it really gets
-        delta = reduce_to_shape(delta, node_shape(child, child_slot))
-        slots = start.setdefault(id(child), {})
-        slots[child_slot] = slots[child_slot] + delta if child_slot in slots else delta
-    if not start:
-        return {}
-    first = min(position[key] for key in start)
+        pending.add(child, child_slot, reduce_to_shape(delta, node_shape(child, child_slot)))
     with torch.no_grad():
-        return _propagate(record.order[first:], start, leaf_name, None, hooks=record.hooks,
-                          responses=record.responses)
+        return _propagate(pending, leaf_name, None, hooks=record.hooks, responses=record.responses)
 
 
 def keep_responses(record: Flood, leaf_name: LeafName) -> None:
@@ -177,8 +196,12 @@ def keep_responses(record: Flood, leaf_name: LeafName) -> None:
     or Python autograd Functions in the graph (their backward need not be linear in the gradient)."""
     if any(record.hooks(node) or isinstance(node, BackwardCFunction) for node in record.order):
         return
-    position = {id(node): index for index, node in enumerate(record.order)}
     reached: dict[int, dict[str, int]] = {}  # id(node) → entries of each leaf its gradient reaches
+    senders: dict[int, int] = {}  # id(node) → how many nodes pass it gradient
+    for node in record.order:
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is not None:
+                senders[id(child)] = senders.get(id(child), 0) + 1
     total = 0
     with torch.no_grad():
         for node in reversed(record.order):
@@ -192,17 +215,22 @@ def keep_responses(record: Flood, leaf_name: LeafName) -> None:
             if is_leaf_node(node) or grads is None or id(node) not in record.outgoing:
                 continue
             entries = sum(grad.numel() for grad in grads) * sum(found.values())
-            if entries > RESPONSE_ENTRIES or total + entries > RESPONSE_TOTAL:
+            # building a response walks once per output entry; it pays off for the mutations above that
+            # pass through the node, many more when several nodes send it gradient
+            most = SHARED_RESPONSE_ENTRIES if senders.get(id(node), 0) > 1 else RESPONSE_ENTRIES
+            if entries > most or total + entries > RESPONSE_TOTAL:
                 continue
-            record.responses[id(node)] = _response(record, node, grads, leaf_name, position)
-            total += entries
+            response = _response(record, node, grads, leaf_name)
+            if all(bool(torch.isfinite(matrix).all()) for slot in response for matrix in slot.values()):
+                record.responses[id(node)] = response  # (an inf in it would make 0 · inf = NaN of nothing)
+                total += entries
 
 
-def _response(record: Flood, node: Any, grads: list[torch.Tensor], leaf_name: LeafName,
-              position: dict[int, int]) -> Response:
+def _response(record: Flood, node: Any, grads: list[torch.Tensor], leaf_name: LeafName) -> Response:
     response: Response = []
     for slot, grad in enumerate(grads):
         rows: list[dict[str, torch.Tensor]] = []
+        names: set[str] = set()  # every leaf the slot reaches, also with 0 only
         for entry in range(grad.numel()):
             unit = torch.zeros(grad.numel(), dtype=grad.dtype)
             unit[entry] = 1
@@ -212,15 +240,21 @@ def _response(record: Flood, node: Any, grads: list[torch.Tensor], leaf_name: Le
             kept = leaf_name(node)
             if kept is not None and slot == 0:
                 row[kept] = arriving[0]
-            start: dict[int, dict[int, torch.Tensor]] = {}
-            _pass_on(node, _reduced(node, node_vjp(node, arriving)), start)
-            if start:
-                first = min(position[key] for key in start)
-                for name, value in _propagate(record.order[first:], start, leaf_name, None,
-                                              responses=record.responses).items():
-                    row[name] = row[name] + value if name in row else value
+            pending = _Pending(record)
+            for (child, child_slot), given in zip(node.next_functions, _reduced(node, node_vjp(node, arriving)),
+                                                  strict=False):
+                if child is None or given is None:
+                    continue
+                if id(child) in record.responses and not bool(given.any()):
+                    # a unit at one entry of a stack reaches one of its inputs; the others' responses give
+                    # their leaves 0 (kept as 0, so that an inf arriving later makes the NaN walking makes)
+                    names.update(record.responses[id(child)][child_slot])
+                    continue
+                pending.add(child, child_slot, reduce_to_shape(given, node_shape(child, child_slot)))
+            for name, value in _propagate(pending, leaf_name, None, responses=record.responses).items():
+                row[name] = row[name] + value if name in row else value
             rows.append(row)
-        names = {name for row in rows for name in row}
+            names.update(row)
         response.append({name: torch.stack([row[name] if name in row else torch.zeros_like(record.leaves[name])
                                             for row in rows]) for name in names})
     return response
@@ -230,4 +264,4 @@ def flood_with(record: Flood, root: Any, seed: torch.Tensor, leaf_name: LeafName
                transform: Transform) -> dict[str, torch.Tensor]:
     """The leaves' gradients when `transform` may replace what any node passes on."""
     with torch.no_grad():
-        return _propagate(record.order, {id(root): {0: seed}}, leaf_name, None, transform, record.hooks)
+        return _propagate(_seeded(record, root, seed), leaf_name, None, transform, record.hooks)

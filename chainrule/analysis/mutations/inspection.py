@@ -47,7 +47,6 @@ def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves:
 def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
     record = flood(root, seed, leaf_name, catalog.gradient_hooks)
     keep_responses(record, leaf_name)
-    position = {id(node): index for index, node in enumerate(record.order)}
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
     singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
     everywhere: list[tuple[Any, Mutation]] = []  # every mutation, measured or not: a rule's sites
@@ -72,7 +71,7 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
                 found.notes.append(f"only the first {MAX_MUTATIONS_PER_CALL} wrong local derivatives were tried")
                 return found
             everywhere.append((node, mutation))
-            measured = _measured(mutation, node, record, catalog, leaf_name, position, leaves)
+            measured = _measured(mutation, node, record, catalog, leaf_name, leaves)
             if measured is not None:
                 measured.detail["site"] = sites[id(node)]
                 found.mutations.append(measured)
@@ -195,10 +194,9 @@ def _context(node: Any, record: Flood, catalog: NodeCatalog) -> NodeContext:
 
 
 def _measured(
-    mutation: Mutation, node: Any, record: Flood, catalog: NodeCatalog, leaf_name: Any,
-    position: dict[int, int], leaves: set[str],
+    mutation: Mutation, node: Any, record: Flood, catalog: NodeCatalog, leaf_name: Any, leaves: set[str],
 ) -> MeasuredMutation | None:
-    deltas = {name: delta for name, delta in leaf_deltas(record, node, mutation.wrong, leaf_name, position).items()
+    deltas = {name: delta for name, delta in leaf_deltas(record, node, mutation.wrong, leaf_name).items()
               if name in leaves}
     if not any(float(delta.abs().max()) > NEGLIGIBLE for delta in deltas.values() if delta.numel()):
         return None
