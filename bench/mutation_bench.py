@@ -17,8 +17,9 @@ walks (`gc.freeze()` after the imports, as the zygote does before forking; `--pl
 without).
 
 `--curve` analyses the MLP at each width with the baseline engine and this tree's, one after the
-other, and prints each one's seconds and its ratio to the smallest width's: the analysis should grow
-near-linearly with the graph (the 781-node graph within 4x of the 205-node one).
+other, in `--rounds` interleaved rounds, and prints each one's seconds (the median round) and its ratio
+to the smallest width's: the analysis should grow near-linearly with the graph (the 781-node graph
+within 4x of the 205-node one).
 """
 
 from __future__ import annotations
@@ -127,12 +128,13 @@ def main() -> None:
     parser.add_argument("--diagnoses", type=int, default=2000)
     parser.add_argument("--baseline", default="main", help="git revision of today's engine")
     parser.add_argument("--curve", default="", help="widths, comma-separated: the cost-vs-size curve")
+    parser.add_argument("--rounds", type=int, default=3, help="--curve: interleaved rounds, the median kept")
     parser.add_argument("--plain-heap", action="store_true",
                         help="do not freeze the heap before each timed analysis (the sandbox's jobs start frozen)")
     args = parser.parse_args()
     frozen = not args.plain_heap
     if args.curve:
-        curve([int(width) for width in args.curve.split(",")], args.runs, args.baseline, frozen)
+        curve([int(width) for width in args.curve.split(",")], args.runs, args.baseline, frozen, args.rounds)
         return
     request: dict[str, Any] = {"program": textwrap.dedent(PROGRAM), "params": params(args.width),
                "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
@@ -159,31 +161,45 @@ def main() -> None:
     print(f"  diagnosed as {diagnosis['kind']} on {diagnosis['edge']}; torch loaded: {diagnosis['torch_loaded']}")
 
 
-def curve(widths: list[int], runs: int, baseline: str, frozen: bool) -> None:
+def curve(widths: list[int], runs: int, baseline: str, frozen: bool, rounds: int) -> None:
+    """Each round analyses every width with both engines, one after the other; a width's figure is the
+    median over the rounds, so a burst of load on the machine skews one round, not one width."""
     with tempfile.TemporaryDirectory() as work:
         baseline_root = Path(work) / "baseline"
         baseline_root.mkdir()
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "chainrule"],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(baseline_root)], input=archive, check=True)
-        rows = []
-        for width in widths:
-            request = {"program": textwrap.dedent(PROGRAM), "params": params(width),
-                       "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
-            before = timed(baseline_root, request, runs, keep=False, frozen=frozen)
-            rows.append((width, before, timed(ROOT, request, runs, keep=False, frozen=frozen)))
+        measured: dict[int, list[tuple[dict[str, Any], dict[str, Any]]]] = {width: [] for width in widths}
+        for _ in range(rounds):
+            for width in widths:
+                request = {"program": textwrap.dedent(PROGRAM), "params": params(width),
+                           "parts": ["W1.grad", "b1.grad", "W2.grad", "b2.grad", "W3.grad"]}
+                measured[width].append((timed(baseline_root, request, runs, keep=False, frozen=frozen),
+                                        timed(ROOT, request, runs, keep=False, frozen=frozen)))
+    rows = [(width, _median_round([before for before, _ in measured[width]]),
+             _median_round([now for _, now in measured[width]])) for width in widths]
     first_before, first_now = rows[0][1]["seconds"], rows[0][2]["seconds"]
     heap = "heap frozen before each, as in a sandbox job" if frozen else "plain heap"
-    print(f"3-layer MLP analysis cost by graph size (median of {runs}, {heap}; ratio to the smallest graph)")
+    print(f"3-layer MLP analysis cost by graph size (median of {runs} per round, median of {rounds} interleaved "
+          f"rounds, {heap}; ratio to the smallest graph)")
     print(f"  {'width':>5} {'nodes':>6} {'hypotheses':>10}   {baseline + ' (baseline)':>22}   {'this tree':>18}")
     for width, before, now in rows:
         print(f"  {width:>5} {now['nodes']:>6} {now['hypotheses']:>10}   "
               f"{before['seconds']:>8.3f} s ({before['seconds'] / first_before:>5.1f}x)   "
               f"{now['seconds']:>8.3f} s ({now['seconds'] / first_now:>5.1f}x)")
+    if rounds > 1:
+        print("  each round's ratio of the largest graph to the smallest, this tree: " + ", ".join(
+            f"{measured[widths[-1]][index][1]['seconds'] / measured[widths[0]][index][1]['seconds']:.1f}x"
+            for index in range(rounds)))
     print("the analysis document as stored (Analysis.to_json + json.dumps, once): size and time")
     for width, before, now in rows:
         print(f"  {width:>5} {now['nodes']:>6}   baseline {before['stored_mb']:>7.1f} MB {before['storing']:>6.2f} s"
               f"   this tree {now['stored_mb']:>7.1f} MB {now['storing']:>6.2f} s")
+
+
+def _median_round(results: list[dict[str, Any]]) -> dict[str, Any]:
+    return sorted(results, key=lambda result: result["seconds"])[len(results) // 2]
 
 
 if __name__ == "__main__":

@@ -98,6 +98,7 @@ class ProgramTracer(TorchFunctionMode):
         self.resets: list[dict[str, Any]] = []
         self.acts: dict[tuple[str, int | None], Act] = {}
         self.created: dict[int, tuple[weakref.ref[Any], int | None]] = {}
+        self.created_full = False
         self.autograd_results: list[tuple[weakref.ref[Any], int]] = []
         self.zero_starts: list[tuple[weakref.ref[Any], int]] = []  # torch.zeros(_like): where a sum may start
         self.filled: dict[str, GradState] = {}  # .grad as the last backward that filled it left it
@@ -214,8 +215,24 @@ class ProgramTracer(TorchFunctionMode):
             self.act("clone", source, result, name)
         elif result.grad_fn is None and not torch.is_grad_enabled() and not _in_place(name) and _tracked(called):
             self.act("no_grad", source, result, name)
-        if result.grad_fn is None and id(result) not in self.created and len(self.created) < MAX_CREATED:
-            self.created[id(result)] = (weakref.ref(result), self.line())
+        if result.grad_fn is None:
+            self._created(result)
+
+    def _created(self, tensor: torch.Tensor) -> None:
+        """Where a tensor without history was made. An id is reused once its tensor is gone (a temporary
+        made and dropped before the weight), so an entry whose tensor died gives way; when the record is
+        full, the dead entries are dropped."""
+        known = self.created.get(id(tensor))
+        if known is not None and known[0]() is not None:
+            return  # made earlier: an op that returns its input (x.requires_grad_())
+        if known is None and len(self.created) >= MAX_CREATED:
+            if self.created_full:
+                return
+            self.created = {key: item for key, item in self.created.items() if item[0]() is not None}
+            self.created_full = len(self.created) > MAX_CREATED // 2  # most still alive: stop looking
+            if len(self.created) >= MAX_CREATED:
+                return
+        self.created[id(tensor)] = (weakref.ref(tensor), self.line())
 
     def act(self, kind: str, tensor: Any, result: Any, name: str) -> None:
         """An op of the program's own code; one per kind and line, counted (a loop repeats it)."""
