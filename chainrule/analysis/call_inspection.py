@@ -44,6 +44,7 @@ class CallEvidence:
     seeds: list[Effect] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     local_derivatives: list[dict[str, Any]] = field(default_factory=list)
+    factor_grads: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict)  # see mutations.inspection
 
 
 def _grad_snapshot(leaves: dict[str, torch.Tensor]) -> dict[str, torch.Tensor | None]:
@@ -105,6 +106,7 @@ class CallInspector:
                                         leaves=set(evidence.leaves))
                 evidence.mistakes = [Effect(m.detail, m.deltas, m.edge) for m in measured.mutations]
                 evidence.local_derivatives = measured.local_derivatives
+                evidence.factor_grads = measured.factor_grads
                 evidence.notes.extend(measured.notes)
                 evidence.seeds = _seed_effects(evidence)
         except Exception as error:  # an exotic node must not fail the grading

@@ -58,6 +58,7 @@ class GradientFacts:
     node_grads: dict[str, Any] = field(default_factory=dict)  # d output / d node, by node id (the picture's flow)
     zero_kinks: list[str] = field(default_factory=list)  # relu nodes with an input entry exactly 0 (slope 0 there)
     node_formulas: dict[str, str] = field(default_factory=dict)  # op node id → "sin(x)"
+    factor_grads: dict[str, float] = field(default_factory=dict)  # factor node id → d factor / d this leaf
     rounded_grad: np.ndarray | None = None  # grad as as_value rounds it, once
     rounded_value: list[Any] | None = None  # and as nested lists, once
 
@@ -349,7 +350,8 @@ def untracked_answer(facts: GradientFacts) -> Iterator[Hypothesis]:
 def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
     """d(u·v)/dx taken as u′·v′, the product of the factors' derivatives (d(x·sin x)/dx as 1·cos x), for a
     scalar product whose two factors both depend on the leaf. The routes into each factor carry
-    g·v·u′ and g·u·v′ (g: what reaches the product), so u′ and v′ come out of them."""
+    g·v·u′ and g·u·v′ (g: what reaches the product), so u′ and v′ come out of them (measured directly in
+    a single backward call: facts.factor_grads)."""
     if facts.grad.size != 1:
         return
     for node in graph.nodes:
@@ -357,13 +359,16 @@ def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
             continue
         # the graph lists a node's inputs in autograd's order: a quotient's numerator first
         factors = list(dict.fromkeys(edge.source for edge in graph.edges if edge.target == node.id and not edge.cut))
-        into = [_routes_through(facts, source, node.id) for source in factors]
         values = [_scalar(found.value) if (found := graph.node(source)) is not None else None for source in factors]
         g = _scalar(facts.node_grads.get(node.id))
-        if len(factors) != 2 or not all(into) or None in values or not g:
+        if len(factors) != 2 or None in values or not g:
             continue
-        (s_u, s_v), (u, v) = [sum(grads) for grads in into], values
+        u, v = values
         if not u or not v:
+            continue
+        local = [v, u] if node.name == "mul" else [1 / v, -u / (v * v)]  # d(node)/d(factor)
+        s_u, s_v = [_edge_sum(facts, source, node.id, g * edge) for source, edge in zip(factors, local, strict=True)]
+        if s_u is None or s_v is None:  # a factor the leaf does not reach
             continue
         others = facts.grad - s_u - s_v  # what the other paths contribute, kept
         labels = [_label(graph, facts, source) for source in factors]
@@ -382,18 +387,30 @@ def product_rule(facts: GradientFacts, graph: Graph) -> Iterator[Hypothesis]:
                                   rule=rule, node=node.id, factors=labels)
 
 
-def _routes_through(facts: GradientFacts, source: str, target: str) -> list[float]:
-    """The contributions of the leaf's routes that take the edge source → target; none when a path
+def _routes_through(facts: GradientFacts, source: str, target: str) -> list[float] | None:
+    """The contributions of the leaf's routes that take the edge source → target; None when a path
     with too many routes to list them takes it (what its routes through the edge add up to is not known)."""
     found = []
     for path in facts.paths:
         if not path.routes and (source, target) in path.edges:
-            return []
+            return None
         grads = path.route_grads if len(path.route_grads) == len(path.routes) else [path.grad] * len(path.routes)
         for route, grad in zip(path.routes, grads, strict=True):
             if any(a == source and b == target for a, b in zip(route, route[1:], strict=False)):
                 found.append(float(np.asarray(grad, dtype=float).reshape(-1)[0]))
     return found
+
+
+def _edge_sum(facts: GradientFacts, source: str, target: str, carried: float) -> float | None:
+    """What the leaf's routes through the edge source → target add up to, `carried` being what the edge
+    carries (g times its local derivative): carried · d(source)/d(leaf) where the reference's one
+    backward call measured it (also when the routes are too many to list, or were not all enumerated),
+    else the sum of the listed routes. None when the leaf does not reach `source`."""
+    derivative = facts.factor_grads.get(source) if facts.backward_calls == 1 else None
+    if derivative is not None:
+        return carried * derivative
+    routes = _routes_through(facts, source, target)
+    return sum(routes) if routes else None
 
 
 def _scalar(value: Any) -> float | None:

@@ -178,6 +178,10 @@ class _Context:
         facts.other_grads = self._other_grads(evidence)
         facts.node_grads, facts.node_formulas = self.node_grads, self.node_formulas
         facts.zero_kinks = self.zero_kinks
+        calls = [item for item in self.evidence if item.call.index in evidence.call_indices]
+        if len(calls) == 1:  # one backward call: its factors' derivatives are the leaf's
+            facts.factor_grads = {factor: float(grad.reshape(-1)[0]) for (factor, leaf), grad
+                                  in calls[0].factor_grads.items() if leaf == evidence.leaf}
         return facts
 
     def _other_grads(self, evidence: LeafEvidence) -> list[tuple[str, str, np.ndarray, str]]:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
 
 from chainrule import analyze_program
+from chainrule.diagnosis.numeric import diagnose_numeric
 
 PROGRAMS: dict[str, tuple[str, list[str]]] = {
     "two leaves, two paths": (
@@ -196,13 +200,31 @@ def test_a_capped_path_keeps_the_routes_that_read_like_it_from_farther_up() -> N
 
 def test_the_product_rule_is_not_read_off_routes_that_are_not_listed() -> None:
     """L = u·v with u = 158.5x reached from x by 36 routes reading alike (too many to list) and one
-    more: taking the product rule as u′·v′ predicts 158.5·cos x, or nothing; never what the one
-    listed route alone would make of it."""
+    more: taking the product rule as u′·v′ predicts 158.5·cos x, from u′ measured in the backward call,
+    never what the one listed route alone would make of it."""
     program = ("x = torch.tensor(0.7, requires_grad=True)\na = torch.stack([x * (k + 1.0) for k in range(6)]).sum()\n"
                "u = torch.stack([a * (0.1 * k + 1) for k in range(6)]).sum() + x\nL = u * torch.sin(x)\nL.backward()\n")
     analysis = analyze_program(program=program, params={}, parts=["x.grad"])
     predicted = [h.value for h in analysis.hypotheses["x.grad"] if h.detail.get("rule") == "product_rule"]
-    assert all(value == pytest.approx(158.5 * np.cos(0.7)) for value in predicted)
+    assert predicted == [pytest.approx(158.5 * np.cos(0.7), rel=1e-5)]
+
+
+def test_a_product_at_the_end_of_an_unrolled_recurrence_is_named_when_its_routes_are_past_counting() -> None:
+    """h = tanh(h·x + h) six times, then L = h·eˣ: x reaches h by more routes than the 64 paths listed.
+    dL/dx worked out as h′·(eˣ)′ is the product rule broken at L's product, named with its factors."""
+    program = ("x = torch.tensor(0.3, requires_grad=True)\nh = x\nfor _ in range(6):\n    h = torch.tanh(h * x + h)\n"
+               "L = h * torch.exp(x)\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    x = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    h = x
+    for _ in range(6):
+        h = torch.tanh(h * x + h)
+    (dh,) = torch.autograd.grad(h, x, retain_graph=True)
+    verdict = diagnose_numeric(analysis=analysis, part="x.grad", answer=float(dh) * math.exp(0.3))
+    assert (verdict.kind, verdict.detail.get("rule"), verdict.detail.get("factors")) == \
+        ("product_of_paths", "product_rule", ["h", "e^x"])
+    right = float(torch.autograd.grad(h * torch.exp(x), x)[0])
+    assert diagnose_numeric(analysis=analysis, part="x.grad", answer=right).kind == "correct"
 
 
 def test_paths_are_found_when_the_backward_calls_run_out_above_the_leaves(monkeypatch: pytest.MonkeyPatch) -> None:

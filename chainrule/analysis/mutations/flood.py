@@ -190,6 +190,17 @@ def leaf_deltas(record: Flood, node: Any, wrong: InputGrads, leaf_name: LeafName
         return _propagate(pending, leaf_name, None, hooks=record.hooks, responses=record.responses)
 
 
+def unit_below(record: Flood, node: Any, slot: int, leaf_name: LeafName) -> dict[str, torch.Tensor]:
+    """What each leaf below gets from one unit of gradient at every entry of `node`'s output `slot`:
+    d(that output)/d(leaf), for a scalar output."""
+    metadata = getattr(node, "_input_metadata", ())
+    dtype = node.variable.dtype if is_leaf_node(node) else metadata[slot].dtype if slot < len(metadata) else None
+    pending = _Pending(record)
+    pending.add(node, slot, torch.ones(node_shape(node, slot), dtype=dtype))
+    with torch.no_grad():
+        return _propagate(pending, leaf_name, None, hooks=record.hooks, responses=record.responses)
+
+
 def keep_responses(record: Flood, leaf_name: LeafName) -> None:
     """Give every node whose output is small its response (see the module's docstring), from the
     leaves up, each built from the responses below it. Not with the program's own gradient hooks

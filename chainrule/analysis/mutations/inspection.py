@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.mutations.flood import Flood, flood, keep_responses, leaf_deltas
+from chainrule.analysis.mutations.flood import Flood, flood, keep_responses, leaf_deltas, unit_below
 from chainrule.analysis.mutations.generic import node_mutations
 from chainrule.analysis.mutations.input_symbols import input_labels, placeholder
 from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, RightDerivative
@@ -37,6 +37,8 @@ class CallMutations:
     local_derivatives: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     right: dict[str, torch.Tensor] = field(default_factory=dict)
+    # (factor's node id, scalar leaf) → d factor / d leaf, for both factors of each scalar product or quotient
+    factor_grads: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict)
 
 
 def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str]) -> CallMutations:
@@ -78,6 +80,35 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
                 singles.append((node, mutation, measured))
     found.mutations.extend(_rules(root, seed, record, catalog, leaf_name, leaves, everywhere))
     found.mutations.extend(_pairs(root, seed, record, catalog, leaf_name, leaves, singles))
+    found.factor_grads = _factor_grads(record, catalog, leaf_name, leaves)
+    return found
+
+
+MAX_FACTORS = 256  # factors whose derivative is measured in one backward call
+
+
+def _factor_grads(
+    record: Flood, catalog: NodeCatalog, leaf_name: Any, leaves: set[str]
+) -> dict[tuple[str, str], torch.Tensor]:
+    """d(factor)/d(leaf) for both factors of each scalar product or quotient and each scalar leaf: what the
+    product rule's prediction is built from (the routes through the edge factor → product add up to
+    g · d(product)/d(factor) · d(factor)/d(leaf), also when they are too many to list)."""
+    scalar = {name for name in leaves if name in record.leaves and record.leaves[name].numel() == 1}
+    if not scalar or any(record.hooks(node) for node in record.order):
+        return {}
+    found: dict[tuple[str, str], torch.Tensor] = {}
+    measured: set[str] = set()
+    for node in record.order:
+        grads = record.incoming.get(id(node))
+        if type(node).__name__ not in ("MulBackward0", "DivBackward0") or grads is None or grads[0].numel() != 1:
+            continue
+        for child, slot in node.next_functions:
+            factor = catalog.node_id(child) if child is not None else None
+            if factor is None or factor in measured or len(measured) >= MAX_FACTORS:
+                continue
+            measured.add(factor)
+            found.update({(factor, name): grad for name, grad in unit_below(record, child, slot, leaf_name).items()
+                          if name in scalar})
     return found
 
 
