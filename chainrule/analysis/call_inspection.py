@@ -44,7 +44,7 @@ class CallEvidence:
     seeds: list[Effect] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     local_derivatives: list[dict[str, Any]] = field(default_factory=list)
-    factor_grads: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict)  # see mutations.inspection
+    factor_grads: dict[str, dict[str, torch.Tensor]] = field(default_factory=dict)  # see mutations.inspection
 
 
 def _grad_snapshot(leaves: dict[str, torch.Tensor]) -> dict[str, torch.Tensor | None]:

@@ -180,8 +180,8 @@ class _Context:
         facts.zero_kinks = self.zero_kinks
         calls = [item for item in self.evidence if item.call.index in evidence.call_indices]
         if len(calls) == 1:  # one backward call: its factors' derivatives are the leaf's
-            facts.factor_grads = {factor: float(grad.reshape(-1)[0]) for (factor, leaf), grad
-                                  in calls[0].factor_grads.items() if leaf == evidence.leaf}
+            facts.factor_grads = {factor: float(grad.reshape(-1)[0])
+                                  for factor, grad in calls[0].factor_grads.get(evidence.leaf, {}).items()}
         return facts
 
     def _other_grads(self, evidence: LeafEvidence) -> list[tuple[str, str, np.ndarray, str]]:

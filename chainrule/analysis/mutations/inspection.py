@@ -37,8 +37,8 @@ class CallMutations:
     local_derivatives: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     right: dict[str, torch.Tensor] = field(default_factory=dict)
-    # (factor's node id, scalar leaf) → d factor / d leaf, for both factors of each scalar product or quotient
-    factor_grads: dict[tuple[str, str], torch.Tensor] = field(default_factory=dict)
+    # scalar leaf → factor's node id → d factor / d leaf, for both factors of each scalar product or quotient
+    factor_grads: dict[str, dict[str, torch.Tensor]] = field(default_factory=dict)
 
 
 def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str]) -> CallMutations:
@@ -89,14 +89,14 @@ MAX_FACTORS = 256  # factors whose derivative is measured in one backward call
 
 def _factor_grads(
     record: Flood, catalog: NodeCatalog, leaf_name: Any, leaves: set[str]
-) -> dict[tuple[str, str], torch.Tensor]:
+) -> dict[str, dict[str, torch.Tensor]]:
     """d(factor)/d(leaf) for both factors of each scalar product or quotient and each scalar leaf: what the
     product rule's prediction is built from (the routes through the edge factor → product add up to
     g · d(product)/d(factor) · d(factor)/d(leaf), also when they are too many to list)."""
     scalar = {name for name in leaves if name in record.leaves and record.leaves[name].numel() == 1}
     if not scalar or any(record.hooks(node) for node in record.order):
         return {}
-    found: dict[tuple[str, str], torch.Tensor] = {}
+    found: dict[str, dict[str, torch.Tensor]] = {}
     measured: set[str] = set()
     for node in record.order:
         grads = record.incoming.get(id(node))
@@ -107,8 +107,9 @@ def _factor_grads(
             if factor is None or factor in measured or len(measured) >= MAX_FACTORS:
                 continue
             measured.add(factor)
-            found.update({(factor, name): grad for name, grad in unit_below(record, child, slot, leaf_name).items()
-                          if name in scalar})
+            for name, grad in unit_below(record, child, slot, leaf_name).items():
+                if name in scalar:
+                    found.setdefault(name, {})[factor] = grad
     return found
 
 
