@@ -100,26 +100,20 @@ def near_values(facts: GradientFacts, deltas: list[np.ndarray],
         if 4 * place.size > array.size:  # most of it changes: nothing worth sharing
             found.append((array.tolist(), array))
         else:
-            found.append((_patched(facts.rounded_value, facts.grad.shape, place.tolist(), changed.tolist()), array))
+            found.append((_patched(facts.rounded_value, array, place), array))
     return found
 
 
-def _patched(rows: list[Any], shape: tuple[int, ...], indices: list[int], entries: list[float]) -> list[Any]:
-    """A copy of the nested list `rows` (of `shape`) with the flat `indices` set to `entries`; only the
-    lists on the way to a changed entry are copied."""
+def _patched(rows: list[Any], array: np.ndarray, place: np.ndarray) -> list[Any]:
+    """`array`'s value as nested lists, from `rows` (its value before the flat entries `place` changed):
+    the rows (first-axis entries) holding a changed entry are `array`'s, the others are shared."""
     out = list(rows)
-    if len(shape) == 1:
-        for index, entry in zip(indices, entries, strict=True):
+    if array.ndim == 1:
+        for index, entry in zip(place.tolist(), array[place].tolist(), strict=True):
             out[index] = entry
-        return out
-    stride = int(np.prod(shape[1:]))
-    by_row: dict[int, tuple[list[int], list[float]]] = {}
-    for index, entry in zip(indices, entries, strict=True):
-        inner, found = by_row.setdefault(index // stride, ([], []))
-        inner.append(index % stride)
-        found.append(entry)
-    for row, (inner, found) in by_row.items():
-        out[row] = _patched(rows[row], shape[1:], inner, found)
+    elif place.size:
+        for row in np.unique(place // (array.size // array.shape[0])).tolist():
+            out[row] = array[row].tolist()
     return out
 
 
