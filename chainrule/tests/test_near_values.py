@@ -23,7 +23,8 @@ def test_a_slip_in_one_row_gives_that_row_anew_and_shares_the_others() -> None:
     assert value == rounded(grad + one_row).tolist() == array.tolist()
     assert other == rounded(grad + one_entry).tolist()
     right = facts.rounded_value
-    assert right is not None and right == rounded(grad).tolist()  # not changed in place
+    assert isinstance(right, list) and isinstance(value, list) and isinstance(other, list)
+    assert right == rounded(grad).tolist()  # not changed in place
     assert all(value[row] is right[row] for row in range(8) if row != 5) and value[5] is not right[5]
     assert all(other[row] is right[row] for row in range(1, 8)) and other[0] is not right[0]
 
@@ -40,4 +41,5 @@ def test_a_slip_in_a_vector_or_a_3d_gradient_is_patched_the_same_way() -> None:
     facts = _facts(cube)
     [(value, _)] = near_values(facts, [change])
     assert value == rounded(cube + change).tolist()
-    assert facts.rounded_value is not None and value[0] is facts.rounded_value[0]
+    assert isinstance(value, list) and isinstance(facts.rounded_value, list)
+    assert value[0] is facts.rounded_value[0]
