@@ -240,3 +240,16 @@ def test_paths_are_found_when_the_backward_calls_run_out_above_the_leaves(monkey
     assert [(p.names, p.contribution, p.edges) for p in short.paths["x"]] == \
         [(p.names, p.contribution, p.edges) for p in whole.paths["x"]]
     assert len(short.paths["x"]) == 5
+
+
+def test_the_product_rule_at_one_output_of_an_unbind_uses_that_outputs_derivative() -> None:
+    """a, b = stack([x², x³]).unbind(): a and b are two outputs of one autograd node. d(a·sin x)/dx
+    worked out as a′·(sin x)′ = 2x·cos x is named at a·sin x, not read with b′ = 3x²."""
+    program = ("x = torch.tensor(0.7, requires_grad=True)\na, b = torch.stack([x * x, x * x * x]).unbind()\n"
+               "L = a * torch.sin(x) + b * torch.cos(x)\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    x = 0.7
+    answer = 3 * x * x * math.cos(x) - x ** 3 * math.sin(x) + 2 * x * math.cos(x)
+    verdict = diagnose_numeric(analysis=analysis, part="x.grad", answer=answer)
+    assert (verdict.kind, verdict.detail.get("rule"), verdict.detail.get("factors")) == \
+        ("product_of_paths", "product_rule", ["a", "sin(x)"])

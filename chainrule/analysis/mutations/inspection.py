@@ -49,7 +49,8 @@ def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves:
 def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
     record = flood(root, seed, leaf_name, catalog.gradient_hooks)
     keep_responses(record, leaf_name)
-    found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves})
+    found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves},
+                          factor_grads=_factor_grads(record, catalog, leaf_name, leaves))
     singles: list[tuple[Any, Mutation, MeasuredMutation]] = []
     everywhere: list[tuple[Any, Mutation]] = []  # every mutation, measured or not: a rule's sites
     sites = _sites(record.order)
@@ -80,7 +81,6 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
                 singles.append((node, mutation, measured))
     found.mutations.extend(_rules(root, seed, record, catalog, leaf_name, leaves, everywhere))
     found.mutations.extend(_pairs(root, seed, record, catalog, leaf_name, leaves, singles))
-    found.factor_grads = _factor_grads(record, catalog, leaf_name, leaves)
     return found
 
 
@@ -106,6 +106,8 @@ def _factor_grads(
             factor = catalog.node_id(child) if child is not None else None
             if factor is None or factor in measured or len(measured) >= MAX_FACTORS:
                 continue
+            if len(getattr(child, "_input_metadata", ())) > 1:
+                continue  # one of several outputs (a, b = s.unbind()): the graph's node id names them all
             measured.add(factor)
             for name, grad in unit_below(record, child, slot, leaf_name).items():
                 if name in scalar:
