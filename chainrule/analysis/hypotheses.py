@@ -397,10 +397,10 @@ def _routes_through(facts: GradientFacts, source: str, target: str) -> list[floa
 
 def _edge_sum(facts: GradientFacts, source: str, target: str, carried: float) -> float | None:
     """What the leaf's routes through the edge source → target add up to, `carried` being what the edge
-    carries (g times its local derivative): carried · d(source)/d(leaf) where the reference's one
-    backward call measured it (also when the routes are too many to list, or were not all enumerated),
-    else the sum of the listed routes. None when the leaf does not reach `source`."""
-    derivative = facts.factor_grads.get(source) if facts.backward_calls == 1 else None
+    carries (g times its local derivative): carried · d(source)/d(leaf) where the reference's backward
+    call measured it (facts.factor_grads: one call only; also when the routes are too many to list, or
+    were not all enumerated), else the sum of the listed routes. None when the leaf does not reach `source`."""
+    derivative = facts.factor_grads.get(source)
     if derivative is not None:
         return carried * derivative
     routes = _routes_through(facts, source, target)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from chainrule.values import Value, rounded_array, rounded_together
+from chainrule.values import Value, rounded_array
 
 _SIGNIFICANT_DIGITS = {torch.float32: 7, torch.float16: 4, torch.bfloat16: 3}
 
@@ -46,7 +46,7 @@ def sparse_arrays(tensors: list[torch.Tensor]) -> list[tuple[np.ndarray, np.ndar
         entries = np.array(joined[place].double().numpy(), dtype=float)
         digits = _SIGNIFICANT_DIGITS.get(dtype)
         if digits is not None:
-            [entries] = rounded_together([entries], digits)
+            entries = rounded_array(entries, digits)
         flat = np.zeros(joined.numel())  # no work until written: only the nonzero entries are
         flat[place] = entries
         changed = place[entries != 0]  # rounding leaves a nonzero entry nonzero
