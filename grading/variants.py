@@ -21,7 +21,7 @@ from grading.analysis_cache import Lru
 from grading.reference import ReferenceRunError, get_runner
 from infra import clock
 
-ANALYSIS_VERSION = 13  # bump when the engine's analyses or the choice of points change: caches go stale
+ANALYSIS_VERSION = 14  # bump when the engine's analyses or the choice of points change: caches go stale
 POINT_COUNT = 5  # random points besides the seed point, for symbolic and code parts
 DRAWN_POINTS = 9  # drawn and analysed; points on a kink are dropped
 MIRRORED_POINTS = 3  # drawn with signs flipped, kept only to reach the other side of a kink

@@ -103,7 +103,7 @@ class CallInspector:
             evidence.paths = self._paths(evidence, catalog)
             if self.explore_alternatives:
                 measured = measure_call(root=call.output.grad_fn, seed=call.seed, catalog=catalog,
-                                        leaves=set(evidence.leaves))
+                                        leaves=set(evidence.leaves), root_slot=call.output.output_nr)
                 evidence.mistakes = [Effect(m.detail, m.deltas, m.edge) for m in measured.mutations]
                 evidence.local_derivatives = measured.local_derivatives
                 evidence.factor_grads = measured.factor_grads
@@ -123,6 +123,7 @@ class CallInspector:
             output_id=evidence.output_id,
             output_name=evidence.output_name,
             max_paths=self.max_paths,
+            root_output=call.output.output_nr,
         )
         for leaf in sorted(search.capped_leaves):
             evidence.notes.append(f"only the first {self.max_paths} paths of {leaf} were enumerated")
@@ -141,7 +142,8 @@ def _new_evidence(
     root = call.output.grad_fn
     return CallEvidence(
         call=call,
-        output_id=f"out:{catalog.node_id(root)}" if root is not None else f"out:call{call.index}",
+        output_id=f"out:{catalog.node_id(root, call.output.output_nr)}" if root is not None
+        else f"out:call{call.index}",
         output_name=catalog.tensor_name(call.output) or "output",
         paths=[],
         leaves=leaves,

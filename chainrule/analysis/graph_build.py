@@ -38,7 +38,7 @@ class GraphBuilder:
             root = item.call.output.grad_fn
             if root is None:
                 continue
-            self._add_subgraph(root)
+            self._add_subgraph(root, item.call.output.output_nr)
             self._add_output(item, root)
         self._add_untracked_inputs()
         self._add_detach_cuts()
@@ -47,15 +47,24 @@ class GraphBuilder:
     def _add_edge(self, source: str, target: str, *, cut: bool = False) -> None:
         self.edges.setdefault((source, target), GraphEdge(source, target, cut))
 
-    def _add_subgraph(self, root: Any) -> None:
-        for node in walk_nodes(root):
-            node_id = self.catalog.node_id(node)
-            self.nodes.setdefault(node_id, self._describe(node, node_id))
-            for child, _ in getattr(node, "next_functions", ()):
+    def _add_subgraph(self, root: Any, root_output: int = 0) -> None:
+        """Every node below `root`, one per output the graph reads: the outputs of an op with several
+        (a, b = x.chunk(2)) are nodes of their own, each with its value and an edge from each input."""
+        nodes = walk_nodes(root)
+        read: dict[int, set[int]] = {id(root): {root_output}}
+        for node in nodes:
+            for child, output in getattr(node, "next_functions", ()):
                 if child is not None:
-                    self._add_edge(self.catalog.node_id(child), node_id)
+                    read.setdefault(id(child), set()).add(output)
+        for node in nodes:
+            for output in sorted(read.get(id(node), {0})):
+                node_id = self.catalog.node_id(node, output)
+                self.nodes.setdefault(node_id, self._describe(node, node_id, output))
+                for child, child_output in getattr(node, "next_functions", ()):
+                    if child is not None:
+                        self._add_edge(self.catalog.node_id(child, child_output), node_id)
 
-    def _describe(self, node: Any, node_id: str) -> GraphNode:
+    def _describe(self, node: Any, node_id: str, output: int = 0) -> GraphNode:
         name = self.catalog.node_name(node)
         if is_leaf_node(node):
             value = self.leaf_values.get(name, node.variable)
@@ -64,9 +73,9 @@ class GraphBuilder:
             node_id,
             "op",
             name,
-            tensor_value(self.catalog.forward_value(node)),
-            node_shape(node),
-            tensor_name=self.catalog.output_tensor_name(node),
+            tensor_value(self.catalog.forward_value(node, output)),
+            node_shape(node, output),
+            tensor_name=self.catalog.output_tensor_name(node, output),
         )
 
     def _add_output(self, item: CallEvidence, root: Any) -> None:
@@ -75,16 +84,18 @@ class GraphBuilder:
             item.output_id,
             GraphNode(item.output_id, "output", item.output_name, tensor_value(output), list(output.shape)),
         )
-        self._add_edge(self.catalog.node_id(root), item.output_id)
+        self._add_edge(self.catalog.node_id(root, output.output_nr), item.output_id)
 
     def _add_untracked_inputs(self) -> None:
         for op in self.catalog.run.ops:
-            if op.grad_fn is None or self.catalog.node_id(op.grad_fn) not in self.nodes:
+            if op.grad_fn is None:
                 continue
-            for position, tensor in enumerate(op.inputs):
+            targets = [node_id for node_id in self.catalog.node_ids(op.grad_fn) if node_id in self.nodes]
+            for position, tensor in enumerate(op.inputs if targets else ()):
                 if not tensor.requires_grad:
                     node_id = self._untracked_node(op, position, tensor)
-                    self._add_edge(node_id, self.catalog.node_id(op.grad_fn))
+                    for target in targets:
+                        self._add_edge(node_id, target)
 
     def _untracked_node(self, op: ForwardOp, position: int, tensor: torch.Tensor) -> str:
         detached = self._detach_op_of(tensor)
@@ -110,8 +121,8 @@ class GraphBuilder:
                 continue
             source = op.inputs[0]
             if source.grad_fn is not None:
-                self._add_subgraph(source.grad_fn)
-                self._add_edge(self.catalog.node_id(source.grad_fn), target, cut=True)
+                self._add_subgraph(source.grad_fn, source.output_nr)
+                self._add_edge(self.catalog.node_id(source.grad_fn, source.output_nr), target, cut=True)
             elif source.requires_grad:
                 name = self.catalog.leaf_name(source)
                 leaf = GraphNode(f"leaf:{name}", "leaf", name, tensor_value(source), list(source.shape))

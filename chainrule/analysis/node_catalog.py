@@ -7,6 +7,7 @@ that holds them in the program's namespace."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -33,7 +34,7 @@ class NodeCatalog:
         self._retained: dict[int, str | None] = {}
         # labels of nodes and the placeholder symbol, kept while the program is paused in one backward
         # call (the namespace they read does not change then); refresh() and forget_labels() drop them
-        self.labels: dict[tuple[int, int], str] = {}
+        self.labels: dict[tuple[int, ...], str] = {}
         self._names: dict[int, tuple[torch.Tensor, str | None]] | None = None  # tensor_name's, while paused
 
     def forget_labels(self) -> None:
@@ -52,17 +53,25 @@ class NodeCatalog:
     def op_for(self, node: Any) -> ForwardOp | None:
         return self._ops.get(id(node))
 
-    def node_id(self, node: Any) -> str:
+    def node_id(self, node: Any, output: int = 0) -> str:
+        """`op7`; output k > 0 of an op with several outputs on one autograd node is a node of its own,
+        `op7.2` (the b of a, b = x.chunk(2), the third row of `for row in x`): it has its own value."""
         if is_leaf_node(node):
             return f"leaf:{self.leaf_name(node.variable)}"
         op = self.op_for(node)
         if op is not None:
-            return f"op{op.seq}"
-        if id(node) not in self._fallback_ids:
-            # Created inside a composite call we did not see: number it by discovery.
-            self._kept.append(node)
-            self._fallback_ids[id(node)] = f"inner{len(self._fallback_ids) + 1}"
-        return self._fallback_ids[id(node)]
+            base = f"op{op.seq}"
+        else:
+            if id(node) not in self._fallback_ids:
+                # Created inside a composite call we did not see: number it by discovery.
+                self._kept.append(node)
+                self._fallback_ids[id(node)] = f"inner{len(self._fallback_ids) + 1}"
+            base = self._fallback_ids[id(node)]
+        return f"{base}.{output}" if output else base
+
+    def node_ids(self, node: Any) -> list[str]:
+        """The ids of every output of this node (one, but for an op with several outputs)."""
+        return [self.node_id(node, output) for output in range(output_count(node))]
 
     def node_name(self, node: Any) -> str:
         if is_leaf_node(node):
@@ -134,11 +143,11 @@ class NodeCatalog:
                         return f"{name}.{param_name}"
         return None
 
-    def forward_value(self, node: Any) -> torch.Tensor | None:
+    def forward_value(self, node: Any, output: int = 0) -> torch.Tensor | None:
         if is_leaf_node(node):
             return node.variable.detach()
         op = self.op_for(node)
-        return op.value if op is not None else None
+        return op.output_value(output) if op is not None else None
 
     def gradient_hooks(self, node: Any) -> list[Any]:
         """The program's register_hook functions on the tensor this node produced (a leaf's own tensor):
@@ -151,9 +160,41 @@ class NodeCatalog:
         hooks = getattr(tensor, "_backward_hooks", None) if tensor is not None else None
         return list(hooks.values()) if hooks else []
 
-    def output_tensor_name(self, node: Any) -> str | None:
+    def output_tensor_name(self, node: Any, output: int = 0) -> str | None:
         op = self.op_for(node)
-        return self.tensor_name(op.output) if op is not None else None
+        tensor = op.output_tensor(output) if op is not None else None
+        return self.tensor_name(tensor) if tensor is not None else None
+
+
+def output_count(node: Any) -> int:
+    """How many outputs an autograd node made: 2 for x.chunk(2), 1 for nearly every op and for a leaf."""
+    return 1 if is_leaf_node(node) else max(1, len(getattr(node, "_input_metadata", ())))
+
+
+def output_formula(node: Any, output: int, inputs: list[str], grouped: Callable[[str], str]) -> str:
+    """How output `output` of an op with several outputs reads: `x[2]` for a row of `for row in x` or of
+    x.unbind(), `x[2:4]` for a piece of x.chunk() or x.split(), `std_mean(x)[1]` otherwise. `inputs` are
+    the op's inputs as they read; `grouped` puts parentheses around one that needs them before `[`."""
+    kind = type(node).__name__
+    shapes = [list(item.shape) for item in getattr(node, "_input_metadata", ())]
+    if len(inputs) != 1:
+        return f"{op_name(kind)}({', '.join(inputs)})[{output}]"
+    operand = grouped(inputs[0])
+    if kind == "UnbindBackward0" and output < len(shapes):
+        dim = _dim(node, len(shapes[output]) + 1)
+        return f"{operand}[{':, ' * dim}{output}]"
+    if kind in ("SplitBackward0", "SplitWithSizesBackward0") and output < len(shapes) and shapes[output]:
+        dim = _dim(node, len(shapes[output]))
+        if 0 <= dim < len(shapes[output]):
+            start = sum(shape[dim] for shape in shapes[:output] if len(shape) > dim)
+            return f"{operand}[{':, ' * dim}{start}:{start + shapes[output][dim]}]"
+    return f"{op_name(kind)}({inputs[0]})[{output}]"
+
+
+def _dim(node: Any, rank: int) -> int:
+    dim = int(getattr(node, "_saved_dim", 0))
+    dim = dim - 2**64 if dim >= 2**63 else dim  # autograd keeps a negative dim as an unsigned number
+    return dim + rank if dim < 0 else dim
 
 
 def node_shape(node: Any, slot: int = 0) -> list[int]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, walk_nodes
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, output_count, output_formula, walk_nodes
 from chainrule.op_names import op_name
 from chainrule.values import format_number
 
@@ -52,27 +52,27 @@ class _Formulas:
         self.catalog = catalog
         self.found: dict[str, str] = {}
 
-    def symbol(self, node: Any) -> str:
+    def symbol(self, node: Any, output: int = 0) -> str:
         """How an input reads inside its consumer's formula."""
         if is_leaf_node(node):
             return self.catalog.node_name(node)
-        name = self.catalog.output_tensor_name(node)
+        name = self.catalog.output_tensor_name(node, output)
         if name:
             return name
-        formula = self.formula(node)
+        formula = self.formula(node, output)
         return formula if len(formula) <= MAX_INLINE else op_name(type(node).__name__)
 
-    def formula(self, node: Any) -> str:
-        node_id = self.catalog.node_id(node)
+    def formula(self, node: Any, output: int = 0) -> str:
+        node_id = self.catalog.node_id(node, output)
         if node_id not in self.found:
-            self.found[node_id] = self._describe(node)
+            self.found[node_id] = self._describe(node, output)
         return self.found[node_id]
 
     def _inputs(self, node: Any) -> list[str]:
         labels = []
-        for slot, (child, _) in enumerate(getattr(node, "next_functions", ())):
+        for slot, (child, child_output) in enumerate(getattr(node, "next_functions", ())):
             if child is not None:
-                labels.append(self.symbol(child))
+                labels.append(self.symbol(child, child_output))
             else:
                 saved = (getattr(node, name, None) for name in _SAVED_OPERANDS[slot] if slot < len(_SAVED_OPERANDS))
                 labels.append(self.catalog.operand_label(next((t for t in saved if t is not None), None)))
@@ -87,8 +87,9 @@ class _Formulas:
     def _offset(self, node: Any, signs: tuple[float, float]) -> str:
         """The python number of x + 3 is not saved on the node: it is what the output adds to the input."""
         op = self.catalog.op_for(node)
-        child = next((child for child, _ in node.next_functions if child is not None), None)
-        given = self.catalog.forward_value(child) if child is not None else None
+        child, output = next(((child, output) for child, output in node.next_functions if child is not None),
+                             (None, 0))
+        given = self.catalog.forward_value(child, output) if child is not None else None
         if op is None or given is None:
             return "c"
         try:
@@ -99,9 +100,11 @@ class _Formulas:
             return "c"
         return format_number(float(f"{float(difference.reshape(-1)[0]):.6g}"))
 
-    def _describe(self, node: Any) -> str:
+    def _describe(self, node: Any, output: int = 0) -> str:
         name = op_name(type(node).__name__)
         inputs = self._inputs(node)
+        if output_count(node) > 1:
+            return output_formula(node, output, inputs, _grouped)
         special = _SPECIAL.get(type(node).__name__)
         if special is not None:
             return special(node, inputs)
@@ -164,5 +167,6 @@ def node_formulas(*, root: Any, catalog: NodeCatalog) -> dict[str, str]:
     formulas = _Formulas(catalog)
     for node in reversed(walk_nodes(root)):  # inputs before their consumers: shallow recursion
         if not is_leaf_node(node):
-            formulas.formula(node)
+            for output in range(output_count(node)):
+                formulas.formula(node, output)
     return formulas.found

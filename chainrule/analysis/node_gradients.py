@@ -18,7 +18,7 @@ import torch
 
 from chainrule.analysis.call_inspection import CallEvidence, CallInspector
 from chainrule.analysis.graph_build import tensor_value
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape, walk_nodes
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape, output_count, walk_nodes
 from chainrule.analysis.node_formulas import node_formulas
 from chainrule.analysis.op_recording import BackwardCall, ProgramRun
 from chainrule.analysis.path_contributions import hooked, node_vjp, reduce_to_shape
@@ -73,24 +73,33 @@ def call_flow(*, evidence: CallEvidence, catalog: NodeCatalog) -> CallFlow:
     ready = [root]
     while ready:
         node = ready.pop()
-        node_id = catalog.node_id(node)
         grads = arrived.pop(id(node), {})
         if 0 in grads:
             grads[0] = hooked(node, grads[0], catalog.gradient_hooks)
-        if len(grads) == 1:  # a node with several outputs has no single gradient to show
-            flow.node_grads[node_id] = _added(flow.node_grads.get(node_id), next(iter(grads.values())))
+        for output, grad in grads.items():  # each output of an op with several is a node of its own
+            node_id = catalog.node_id(node, output)
+            flow.node_grads[node_id] = _added(flow.node_grads.get(node_id), grad)
         if is_leaf_node(node):
             continue
-        inputs = node_vjp(node, _slot_grads(node, grads) or [grads.get(0, torch.zeros(()))])
-        for (child, child_slot), child_grad in zip(node.next_functions, inputs, strict=False):
+        # what each output passes back, on its own edges: one VJP per output that received a gradient
+        if output_count(node) > 1:
+            by_output = {output: node_vjp(node, _slot_grads(node, {output: grad})) for output, grad in grads.items()}
+        else:
+            by_output = {0: node_vjp(node, _slot_grads(node, grads) or [grads.get(0, torch.zeros(()))])}
+        for index, (child, child_slot) in enumerate(node.next_functions):
             if child is None:
                 continue
             shape = node_shape(child, child_slot)
-            grad = torch.zeros(shape) if child_grad is None else reduce_to_shape(child_grad.detach(), shape)
-            edge = (catalog.node_id(child), node_id)
-            flow.edge_grads[edge] = _added(flow.edge_grads.get(edge), grad)
+            total = None
+            for output, inputs in by_output.items():
+                child_grad = inputs[index] if index < len(inputs) else None
+                grad = torch.zeros(shape) if child_grad is None else reduce_to_shape(child_grad.detach(), shape)
+                edge = (catalog.node_id(child, child_slot), catalog.node_id(node, output))
+                flow.edge_grads[edge] = _added(flow.edge_grads.get(edge), grad)
+                total = _added(total, grad)
             slots = arrived.setdefault(id(child), {})
-            slots[child_slot] = _added(slots.get(child_slot), grad)
+            if total is not None:
+                slots[child_slot] = _added(slots.get(child_slot), total)
             waiting[id(child)] -= 1
             if waiting[id(child)] == 0:
                 ready.append(child)

@@ -40,6 +40,15 @@ class ForwardOp:
     output: torch.Tensor
     is_detach: bool
     scalars: list[float] = field(default_factory=list)  # Python numbers among the arguments (the 1 of 1 + x)
+    # an op with several outputs sharing one node (a, b = x.chunk(2); `for xi in x`): every output and its
+    # value, by its number on the node; empty for an op with one output
+    outputs: dict[int, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+
+    def output_value(self, output: int) -> torch.Tensor | None:
+        return self.outputs[output][1] if output in self.outputs else self.value if output == 0 else None
+
+    def output_tensor(self, output: int) -> torch.Tensor | None:
+        return self.outputs[output][0] if output in self.outputs else self.output if output == 0 else None
 
 
 @dataclass
@@ -128,6 +137,8 @@ class RecordingMode(TorchFunctionMode):
                 self._scaled(func, args, output)
                 continue
             if id(grad_fn) in seen:
+                if self.run.ops[-1].grad_fn is grad_fn:  # in torch, a node's outputs are created together
+                    self.run.ops[-1].outputs[output.output_nr] = (output, output.detach().clone())
                 continue
             seen.add(id(grad_fn))
             self.run.ops.append(
@@ -143,6 +154,8 @@ class RecordingMode(TorchFunctionMode):
                              if isinstance(item, (int, float)) and not isinstance(item, bool)],
                 )
             )
+            if len(getattr(grad_fn, "_input_metadata", ())) > 1:
+                self.run.ops[-1].outputs[output.output_nr] = (output, self.run.ops[-1].value)
 
 
     def _scaled(self, func: Callable[..., Any], args: list[Any], output: torch.Tensor) -> None:

@@ -142,6 +142,7 @@ def find_paths(
     output_name: str,
     max_paths: int,
     vjp: VectorJacobian = node_vjp,
+    root_output: int = 0,
 ) -> PathSearch:
     """Every path from a leaf (or a tensor kept with retain_grad()) to the output and what it
     contributes, in the order a depth-first walk of the routes meets them.
@@ -156,7 +157,8 @@ def find_paths(
     for node in walk_nodes(root):  # nodes the program did not record are numbered depth-first
         catalog.node_id(node)
     order = _parents_first(root)
-    start = _State(root, catalog.node_id(root), 0, (output_name, catalog.node_name(root)), (), seed, count=1)
+    start = _State(root, catalog.node_id(root, root_output), root_output, (output_name, catalog.node_name(root)), (),
+                   seed, count=1)
     carried = _carry(order, start, catalog, vjp, max_paths=max_paths)
     search.capped_leaves = _names_below(carried.capped_nodes, catalog)
     kept: list[tuple[str, tuple[str, ...]]] = []
@@ -174,7 +176,7 @@ def find_paths(
         # up. And past MAX_NODE_CALLS only the names were carried on. Carry the kept paths again, all their
         # routes and no other (every beginning of a kept path's names is read by a state above its end).
         wanted = {state.names for state in _ancestors([state for key in kept for state in carried.ends[key]]).values()}
-        start = _State(root, start.node_id, 0, start.names, (), seed, count=1)
+        start = _State(root, start.node_id, start.slot, start.names, (), seed, count=1)
         carried = _carry(order, start, catalog, vjp, wanted=wanted)
         search.exhausted = carried.exhausted
     budget = [MAX_NODE_CALLS]
@@ -201,7 +203,7 @@ def _carry(
     first ones, and past MAX_NODE_CALLS the names go on without gradients; with `wanted`, only states
     whose names so far are in it are carried, and it stops at MAX_NODE_CALLS."""
     start.parents[0] = None
-    states: dict[int, dict[tuple[int, tuple[str, ...]], _State]] = {id(start.node): {(0, start.names): start}}
+    states: dict[int, dict[tuple[int, tuple[str, ...]], _State]] = {id(start.node): {(start.slot, start.names): start}}
     carried = _Carried({}, [], False)
     calls, turns = 0, itertools.count()
     for node in order:
@@ -245,7 +247,7 @@ def _arrive(
     bucket = states.setdefault(id(child), {})
     state = bucket.get((child_slot, names))
     if state is None:
-        state = bucket[child_slot, names] = _State(child, catalog.node_id(child), child_slot, names,
+        state = bucket[child_slot, names] = _State(child, catalog.node_id(child, child_slot), child_slot, names,
                                                   (*parent.first, index), grad)
     else:
         state.grad = state.grad + grad

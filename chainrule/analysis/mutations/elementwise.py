@@ -283,19 +283,19 @@ def inner_argument_wrongs(c: NodeContext, slot: int) -> list[Wrong]:
     lesson = (f"the chain rule takes the outer derivative at the function's own input: d f(g)/dx = f′(g)·g′(x), "
               f"so {template.format(argument(own_label))}, not f′ at what {own_label} is made from")
     wrongs: list[Wrong] = []
-    frontier, seen = [child], {id(child)}
+    frontier, seen = [child], {(id(child), c.node.next_functions[slot][1])}
     for _ in range(MAX_INNER_DEPTH):
         below = []
         for node in frontier:
             if type(node).__name__ == "AccumulateGrad":
                 continue
             labels = c.labels_of(node)
-            for (inner, _), label in zip(node.next_functions, labels, strict=False):
-                if inner is None or id(inner) in seen:
+            for (inner, output), label in zip(node.next_functions, labels, strict=False):
+                if inner is None or (id(inner), output) in seen:
                     continue
-                seen.add(id(inner))
+                seen.add((id(inner), output))
                 below.append(inner)
-                value = c.value_at(inner)
+                value = c.value_at(inner, output)
                 if value is None or value.shape != own.shape or torch.equal(value, own):
                     continue
                 wrongs.append((f"{op_name(type(c.node).__name__)}_inner_argument", template.format(argument(label)),

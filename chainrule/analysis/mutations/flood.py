@@ -44,6 +44,7 @@ class Flood:
     leaves: dict[str, torch.Tensor] = field(default_factory=dict)
     hooks: Hooks = no_hooks
     responses: dict[int, Response] = field(default_factory=dict)  # id(node) → its response, where it keeps one
+    root_slot: int = 0  # the output of the root the seed enters (m of s, m = torch.std_mean(x); m.backward())
 
 
 def topological_order(root: Any) -> list[Any]:
@@ -160,13 +161,14 @@ def _pass_on(node: Any, inputs: InputGrads, pending: _Pending) -> None:
 
 def _seeded(record: Flood, root: Any, seed: torch.Tensor) -> _Pending:
     pending = _Pending(record)
-    pending.add(root, 0, seed)
+    pending.add(root, record.root_slot, seed)
     return pending
 
 
-def flood(root: Any, seed: torch.Tensor, leaf_name: LeafName, hooks: Hooks = no_hooks) -> Flood:
+def flood(root: Any, seed: torch.Tensor, leaf_name: LeafName, hooks: Hooks = no_hooks, root_slot: int = 0) -> Flood:
     order = topological_order(root)
-    record = Flood(order=order, position={id(node): index for index, node in enumerate(order)}, hooks=hooks)
+    record = Flood(order=order, position={id(node): index for index, node in enumerate(order)}, hooks=hooks,
+                   root_slot=root_slot)
     with torch.no_grad():
         record.leaves = _propagate(_seeded(record, root, seed), leaf_name, record, hooks=hooks)
     return record

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, output_count, output_formula
 from chainrule.op_names import op_name
 from chainrule.values import format_number, format_value, is_number_text
 
@@ -35,20 +35,21 @@ def placeholder(catalog: NodeCatalog) -> str:
     return catalog.labels[key]
 
 
-def node_label(node: Any, catalog: NodeCatalog, depth: int = 0) -> str:
-    key = (id(node), depth)
+def node_label(node: Any, catalog: NodeCatalog, depth: int = 0, output: int = 0) -> str:
+    """The label of output `output` of `node` (only an op with several outputs has more than output 0)."""
+    key = (id(node), depth, output) if output else (id(node), depth)
     if key not in catalog.labels:
-        catalog.labels[key] = _node_label(node, catalog, depth)
+        catalog.labels[key] = _node_label(node, catalog, depth, output)
     return catalog.labels[key]
 
 
-def _node_label(node: Any, catalog: NodeCatalog, depth: int) -> str:
+def _node_label(node: Any, catalog: NodeCatalog, depth: int, output: int) -> str:
     if is_leaf_node(node):
         return catalog.node_name(node)
-    named = catalog.output_tensor_name(node)
+    named = catalog.output_tensor_name(node, output)
     if named:
         return named
-    text = _expression(node, catalog, depth)
+    text = _expression(node, catalog, depth, output)
     return text if text is not None and len(text) <= MAX_CHARS else placeholder(catalog)
 
 
@@ -74,7 +75,7 @@ def tensor_label(tensor: torch.Tensor, catalog: NodeCatalog, depth: int = 0) -> 
     detach = next((op for op in catalog.run.ops if op.is_detach and op.output is tensor and op.inputs), None)
     if detach is not None and depth < MAX_DEPTH:
         source = detach.inputs[0]
-        inner = catalog.tensor_name(source) or (node_label(source.grad_fn, catalog, depth + 1)
+        inner = catalog.tensor_name(source) or (node_label(source.grad_fn, catalog, depth + 1, source.output_nr)
                                                 if source.grad_fn is not None else None)
         if inner is not None and inner != placeholder(catalog):
             return f"{wrapped(inner)}.detach()"
@@ -107,20 +108,22 @@ def _untracked(node: Any, catalog: NodeCatalog, slot: int, depth: int) -> str | 
 
 
 def _operand(node: Any, catalog: NodeCatalog, slot: int, depth: int) -> str | None:
-    child = node.next_functions[slot][0]
+    child, output = node.next_functions[slot]
     if child is None:
         return _untracked(node, catalog, slot, depth)
-    label = node_label(child, catalog, depth + 1)
+    label = node_label(child, catalog, depth + 1, output)
     return None if label == placeholder(catalog) else label
 
 
-def _expression(node: Any, catalog: NodeCatalog, depth: int) -> str | None:
+def _expression(node: Any, catalog: NodeCatalog, depth: int, output: int = 0) -> str | None:
     if depth >= MAX_DEPTH:
         return None
     name = op_name(type(node).__name__)
     inputs = [_operand(node, catalog, slot, depth) for slot in range(len(node.next_functions))]
     if any(item is None for item in inputs) or not inputs:
         return None
+    if output_count(node) > 1:
+        return output_formula(node, output, [item or "" for item in inputs], wrapped)
     first = inputs[0] or ""
     if name == "pow":
         return f"{wrapped(first)}^{format_number(float(node._saved_exponent))}"
@@ -180,9 +183,9 @@ def _binary(name: str, left: str, right: str, node: Any) -> str:
 
 def input_labels(node: Any, catalog: NodeCatalog) -> list[str]:
     labels = []
-    for slot, (child, _) in enumerate(node.next_functions):
+    for slot, (child, output) in enumerate(node.next_functions):
         if child is not None:
-            labels.append(node_label(child, catalog))
+            labels.append(node_label(child, catalog, output=output))
         else:
             labels.append(_untracked(node, catalog, slot, 0) or "the constant")
     return labels

@@ -41,13 +41,17 @@ class CallMutations:
     factor_grads: dict[str, dict[str, torch.Tensor]] = field(default_factory=dict)
 
 
-def measure_call(*, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str]) -> CallMutations:
+def measure_call(
+    *, root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], root_slot: int = 0,
+) -> CallMutations:
     with torch.no_grad():
-        return _measure(root, seed, catalog, leaves, catalog.read_name)
+        return _measure(root, seed, catalog, leaves, catalog.read_name, root_slot)
 
 
-def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any) -> CallMutations:
-    record = flood(root, seed, leaf_name, catalog.gradient_hooks)
+def _measure(
+    root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[str], leaf_name: Any, root_slot: int = 0,
+) -> CallMutations:
+    record = flood(root, seed, leaf_name, catalog.gradient_hooks, root_slot)
     keep_responses(record, leaf_name)
     found = CallMutations(right={name: grad for name, grad in record.leaves.items() if name in leaves},
                           factor_grads=_factor_grads(record, catalog, leaf_name, leaves))
@@ -65,7 +69,8 @@ def _measure(root: Any, seed: torch.Tensor, catalog: NodeCatalog, leaves: set[st
             continue
         for right in rights:
             child = node.next_functions[right.slot][0]
-            found.local_derivatives.append({"source": catalog.node_id(child), "target": catalog.node_id(node),
+            found.local_derivatives.append({"source": _input_id(node, right.slot, catalog),
+                                            "target": catalog.node_id(node),
                                             "formula": right.formula, "value": _plain(right.value)})
             if right.passes:
                 found.notes.append(_unseen_slips(right, child, node, catalog))
@@ -103,11 +108,9 @@ def _factor_grads(
         if type(node).__name__ not in ("MulBackward0", "DivBackward0") or grads is None or grads[0].numel() != 1:
             continue
         for child, slot in node.next_functions:
-            factor = catalog.node_id(child) if child is not None else None
+            factor = catalog.node_id(child, slot) if child is not None else None
             if factor is None or factor in measured or len(measured) >= MAX_FACTORS:
                 continue
-            if len(getattr(child, "_input_metadata", ())) > 1:
-                continue  # one of several outputs (a, b = s.unbind()): the graph's node id names them all
             measured.add(factor)
             for name, grad in unit_below(record, child, slot, leaf_name).items():
                 if name in scalar:
@@ -131,9 +134,10 @@ def _rules(root: Any, seed: torch.Tensor, record: Flood, catalog: NodeCatalog, l
                   "label": labels[mutation.slots[0]],
                   "rule_edges": [[catalog.node_name(other.next_functions[m.slots[0]][0]), op_name(type(other).__name__)]
                                  for other, m in members],
-                  "rule_edge_ids": [[catalog.node_id(other.next_functions[m.slots[0]][0]), catalog.node_id(other)]
+                  "rule_edge_ids": [[_input_id(other, m.slots[0], catalog), catalog.node_id(other)]
                                     for other, m in members]}
-        found.append(MeasuredMutation(detail, (catalog.node_id(child), catalog.node_id(node)), deltas))
+        found.append(MeasuredMutation(detail, (_input_id(node, mutation.slots[0], catalog), catalog.node_id(node)),
+                                      deltas))
     return found
 
 
@@ -204,10 +208,16 @@ def _component(item: MeasuredMutation) -> dict[str, Any]:
 
 def _value_of(node: Any, catalog: NodeCatalog) -> Any:
     def value_of(slot: int) -> torch.Tensor | None:
-        child = node.next_functions[slot][0]
-        return catalog.forward_value(child) if child is not None else None
+        child, output = node.next_functions[slot]
+        return catalog.forward_value(child, output) if child is not None else None
 
     return value_of
+
+
+def _input_id(node: Any, slot: int, catalog: NodeCatalog) -> str:
+    """The graph id of what feeds input `slot` of `node` (the b of a, b = x.chunk(2) has its own)."""
+    child, output = node.next_functions[slot]
+    return catalog.node_id(child, output)
 
 
 def _sites(order: list[Any]) -> dict[int, int]:
@@ -255,7 +265,7 @@ def _measured(
     for key, value in (("used_value", mutation.used_value), ("right_value", mutation.right_value)):
         if value is not None and value.numel() <= MAX_SHOWN_VALUES and bool(torch.isfinite(value).all()):
             detail[key] = float(value) if value.numel() == 1 else _plain(value)
-    return MeasuredMutation(detail, (catalog.node_id(child), catalog.node_id(node)), deltas)
+    return MeasuredMutation(detail, (_input_id(node, mutation.slots[0], catalog), catalog.node_id(node)), deltas)
 
 
 def uniform_scale(mutation: Mutation, right: tuple[torch.Tensor | None, ...]) -> float | None:

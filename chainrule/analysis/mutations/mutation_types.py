@@ -22,7 +22,7 @@ class NodeContext:
     labels: list[str]  # the student's name for each input (x, W, 2·x, u)
     value_of: Callable[[int], torch.Tensor | None]  # forward value of input `slot`
     labels_of: Callable[[Any], list[str]] | None = None  # the student's names for another node's inputs
-    value_at: Callable[[Any], torch.Tensor | None] | None = None  # forward value of any node of the graph
+    value_at: Callable[[Any, int], torch.Tensor | None] | None = None  # forward value of any node's output
 
     @property
     def grad(self) -> torch.Tensor:

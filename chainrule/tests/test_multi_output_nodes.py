@@ -1,0 +1,100 @@
+"""An op with several outputs on one autograd node (`for row in x`, `a, b = x.chunk(2)`): each output is a
+node of the student's graph, with its own value, formula, gradient, edges and paths."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chainrule import analyze_program
+from chainrule.diagnosis.numeric import diagnose_numeric
+from chainrule.picture.disclosure import Disclosure
+from chainrule.picture.graph import graph_dot
+
+LOOP = ("x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\ns = 0\nfor xi in x:\n"
+        "    s = s + torch.sin(xi) * xi\ns.backward()\n")
+
+
+def test_each_row_of_a_loop_over_a_tensor_is_a_node_with_its_own_value_and_gradient() -> None:
+    analysis = analyze_program(program=LOOP, params={}, parts=["x.grad"])
+    rows = [node for node in analysis.graph.nodes if node.name == "unbind"]
+    assert [node.value for node in rows] == [0.5, -1.0, 2.0]
+    assert [analysis.node_formulas[node.id] for node in rows] == ["x[0]", "x[1]", "x[2]"]
+    edges = {(edge.source, edge.target) for edge in analysis.graph.edges}
+    nodes = analysis.graph.nodes_by_id()
+    for row in rows:
+        assert ("leaf:x", row.id) in edges
+        [sin] = [nodes[target] for source, target in edges if source == row.id and nodes[target].name == "sin"]
+        assert sin.value == pytest.approx(math.sin(row.value), abs=1e-6)  # sin reads this row, no other
+        v = row.value
+        assert analysis.node_grads[row.id] == pytest.approx(math.sin(v) + v * math.cos(v), abs=1e-6)
+
+
+def test_a_path_through_one_row_passes_through_that_rows_node_and_reaches_only_its_entry() -> None:
+    analysis = analyze_program(program=LOOP, params={}, parts=["x.grad"])
+    rows = [node.id for node in analysis.graph.nodes if node.name == "unbind"]
+    for path in analysis.paths["x"]:
+        [row] = [target for source, target in path.edges if source == "leaf:x"]
+        entry = rows.index(row)
+        assert [k for k, value in enumerate(path.contribution) if value != 0] == [entry]
+
+
+def test_the_pieces_of_a_chunk_are_drawn_with_their_names_values_and_slices() -> None:
+    program = ("x = torch.tensor([0.5, -1.0, 2.0, 0.3], requires_grad=True)\na, b = x.chunk(2)\n"
+               "L = (a * a).sum() + torch.sin(b).sum()\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    named = {node.tensor_name: node for node in analysis.graph.nodes if node.name == "split"}
+    assert named["a"].value == [0.5, -1.0] and named["b"].value == [2.0, 0.3]
+    [sin] = [node for node in analysis.graph.nodes if node.name == "sin"]
+    assert any(edge.source == named["b"].id and edge.target == sin.id for edge in analysis.graph.edges)
+    assert analysis.node_formulas[sin.id] == "sin(b)"
+    dot = graph_dot(analysis=analysis, disclosure=Disclosure(everything=True))
+    assert "b = x[2:4] = [2, 0.3]" in dot
+    assert "a = x[0:2] = [0.5, -1]" in dot
+
+
+def test_a_piece_of_a_split_along_the_last_dim_reads_as_that_slice() -> None:
+    program = ("W = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)\n"
+               "parts = W.split([1, 2], dim=-1)\nL = parts[0].sum() * parts[1].sum()\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["W.grad"])
+    pieces = [node for node in analysis.graph.nodes if node.name.startswith("split")]
+    assert [analysis.node_formulas[node.id] for node in pieces] == ["W[:, 0:1]", "W[:, 1:3]"]
+    assert [node.shape for node in pieces] == [[2, 1], [2, 2]]
+    assert analysis.graph.node(pieces[1].id).value == [[2.0, 3.0], [5.0, 6.0]]
+
+
+def test_the_product_rule_at_the_second_output_of_an_unbind_is_predicted_from_that_output() -> None:
+    """a, b = stack([x², x³]).unbind(): d(b·cos x)/dx worked out as b′·(cos x)′ = 3x²·(−sin x), the other
+    term right, is the product rule broken at b·cos x, with b's own value and derivative."""
+    program = ("x = torch.tensor(0.7, requires_grad=True)\na, b = torch.stack([x * x, x * x * x]).unbind()\n"
+               "L = a * torch.sin(x) + b * torch.cos(x)\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    x = 0.7
+    answer = 2 * x * math.sin(x) + x * x * math.cos(x) + 3 * x * x * -math.sin(x)
+    verdict = diagnose_numeric(analysis=analysis, part="x.grad", answer=answer)
+    assert (verdict.kind, verdict.detail.get("rule"), verdict.detail.get("factors")) == \
+        ("product_of_paths", "product_rule", ["b", "cos(x)"])
+
+
+def test_a_wrong_derivative_at_a_rows_consumer_is_named_and_valued_at_that_row() -> None:
+    """d sin(x[1])/dx[1] taken as −cos: the slip is told at sin(x[1]), with cos(x[1]) = cos(−1)."""
+    analysis = analyze_program(program=LOOP, params={}, parts=["x.grad"])
+    answer = [math.sin(a) + a * math.cos(a) for a in (0.5, -1.0, 2.0)]
+    answer[1] = math.sin(-1.0) + -1.0 * -math.cos(-1.0)  # sin′ taken as −cos at the second row only
+    verdict = diagnose_numeric(analysis=analysis, part="x.grad", answer=answer)
+    assert (verdict.kind, verdict.detail["label"], verdict.detail["right"]) == \
+        ("wrong_local_derivative", "x[1]", "cos(x[1])")
+    assert verdict.detail["right_value"] == pytest.approx(math.cos(-1.0))
+
+
+def test_a_backward_call_on_the_second_output_starts_there() -> None:
+    """s, m = torch.std_mean(x); m.backward(): the seed enters the mean, not the standard deviation."""
+    program = "x = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)\ns, m = torch.std_mean(x)\nm.backward()\n"
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    [mean] = [node for node in analysis.graph.nodes if node.kind == "op"]
+    assert (mean.tensor_name, mean.value, analysis.node_formulas[mean.id]) == ("m", pytest.approx(7 / 3),
+                                                                               "std_mean(x)[1]")
+    [path] = analysis.paths["x"]
+    assert path.contribution == pytest.approx([1 / 3] * 3)
+    assert diagnose_numeric(analysis=analysis, part="x.grad", answer=[1 / 3] * 3).kind == "correct"
