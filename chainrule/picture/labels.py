@@ -18,6 +18,7 @@ MAX_FORMULA_LABEL = 30  # a longer formula is left to the op's name and its inpu
 TINY = 1e-6
 ORDINALS = ("first", "second", "third", "fourth")
 NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?")
+INDEXED = re.compile(r"[A-Za-z_][\w.]*\[[\d:, ]*\]")  # x[1], W[:, 0:2]: one symbol, no parentheses needed
 
 
 def short_value(value: Value) -> str:
@@ -62,7 +63,9 @@ class Labels:
         if node.kind != "op":
             return node.name
         formula = self.analysis.node_formulas.get(node.id)
-        return node.tensor_name or (f"({formula})" if formula and len(formula) <= 12 else node.name)
+        if node.tensor_name or not formula or len(formula) > 12:
+            return node.tensor_name or node.name
+        return formula if INDEXED.fullmatch(formula) else f"({formula})"  # ∂s/∂x[1], ∂s/∂(x·y)
 
     def forward(self, node: GraphNode) -> str:
         """`a = x·y = 6`, `x = 2`, `z = 10`; the value left out when it is an unrevealed answer."""

@@ -98,3 +98,11 @@ def test_a_backward_call_on_the_second_output_starts_there() -> None:
     [path] = analysis.paths["x"]
     assert path.contribution == pytest.approx([1 / 3] * 3)
     assert diagnose_numeric(analysis=analysis, part="x.grad", answer=[1 / 3] * 3).kind == "correct"
+
+
+def test_the_picture_names_each_row_where_its_consumers_read_it() -> None:
+    analysis = analyze_program(program=LOOP, params={}, parts=["x.grad"])
+    dot = graph_dot(analysis=analysis, disclosure=Disclosure(everything=True))
+    assert "x[1] = -1" in dot and "sin(x[1]) = -0.84147" in dot
+    assert "/∂x[1] = cos(x[1])" in dot  # an indexed symbol needs no parentheses
+    assert "unbind(x)" not in dot
