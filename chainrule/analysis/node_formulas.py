@@ -18,9 +18,9 @@ MAX_INLINE = 28  # an unnamed input longer than this is called by its op name
 _SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _PREFIX = {"neg": "−{0}", "t": "{0}ᵀ", "transpose": "{0}ᵀ", "sum": "Σ {0}", "exp": "e^{0}"}
 _INFIX = {"add": " + ", "sub": " − ", "mul": "·", "div": " / ", "mm": " @ ", "mv": " @ ", "matmul": " @ ",
-          "bmm": " @ "}
+          "bmm": " @ ", "dot": " @ "}
 # Where autograd keeps an operand that needs no gradient (the 4 of 4*x, the data x of W @ x), by slot.
-_SAVED_OPERANDS = (("_saved_self",), ("_saved_other", "_saved_vec", "_saved_mat2"))
+_SAVED_OPERANDS = (("_saved_self",), ("_saved_other", "_saved_vec", "_saved_mat2", "_saved_tensor"))
 
 
 def power(base: str, exponent: float) -> str:

@@ -106,3 +106,18 @@ def test_the_picture_names_each_row_where_its_consumers_read_it() -> None:
     assert "x[1] = -1" in dot and "sin(x[1]) = -0.84147" in dot
     assert "/∂x[1] = cos(x[1])" in dot  # an indexed symbol needs no parentheses
     assert "unbind(x)" not in dot
+
+
+def test_each_row_of_a_matrix_in_a_loop_reads_as_that_row_times_the_input() -> None:
+    program = ("W = torch.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)\nx = torch.tensor([0.5, 2.0])\n"
+               "L = 0\nfor row in W:\n    L = L + torch.tanh(row @ x)\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["W.grad"])
+    formulas = sorted(analysis.node_formulas[node.id] for node in analysis.graph.nodes if node.name == "tanh")
+    assert formulas == ["tanh(W[0] @ x)", "tanh(row @ x)"]  # `row` holds the last row when the loop ends
+    messages = {(m.source, m.target): m.value for m in analysis.edge_grads}
+    rows = [node.id for node in analysis.graph.nodes if node.name == "unbind"]
+    first, second = (messages["leaf:W", row] for row in rows)
+    assert first[1] == [0.0, 0.0] and second[0] == [0.0, 0.0]  # each row's gradient reaches its own row of W
+    slope_0, slope_1 = 1 - math.tanh(4.5) ** 2, 1 - math.tanh(-0.5) ** 2  # W[0] @ x = 4.5, W[1] @ x = -0.5
+    assert first[0] == pytest.approx([0.5 * slope_0, 2.0 * slope_0], rel=1e-3)  # float32 near tanh′ = 0
+    assert second[1] == pytest.approx([0.5 * slope_1, 2.0 * slope_1], rel=1e-4)
