@@ -128,7 +128,7 @@ class RecordingMode(TorchFunctionMode):
     def _record(self, seq: int, func: Callable[..., Any], args: list[Any], result: Any) -> None:
         is_detach = func in DETACH_FUNCTIONS
         outputs = result if isinstance(result, (tuple, list)) else [result]
-        seen: set[int] = set()
+        recorded: dict[int, ForwardOp] = {}  # id(grad_fn) → its op: outputs of one node are one op
         for output in outputs:
             if not isinstance(output, torch.Tensor):
                 continue
@@ -136,26 +136,25 @@ class RecordingMode(TorchFunctionMode):
             if grad_fn is None and not is_detach:
                 self._scaled(func, args, output)
                 continue
-            if id(grad_fn) in seen:
-                if self.run.ops[-1].grad_fn is grad_fn:  # in torch, a node's outputs are created together
-                    self.run.ops[-1].outputs[output.output_nr] = (output, output.detach().clone())
+            op = recorded.get(id(grad_fn))
+            if op is not None:
+                if op.outputs:  # another output of an op with several (a, b = x.chunk(2))
+                    op.outputs[output.output_nr] = (output, output.detach().clone())
                 continue
-            seen.add(id(grad_fn))
-            self.run.ops.append(
-                ForwardOp(
-                    seq=seq,
-                    func_name=getattr(func, "__name__", type(func).__name__),
-                    value=output.detach().clone(),
-                    grad_fn=grad_fn,
-                    inputs=list(_tensors_in(args)),
-                    output=output,
-                    is_detach=is_detach,
-                    scalars=[float(item) for item in args
-                             if isinstance(item, (int, float)) and not isinstance(item, bool)],
-                )
+            op = recorded[id(grad_fn)] = ForwardOp(
+                seq=seq,
+                func_name=getattr(func, "__name__", type(func).__name__),
+                value=output.detach().clone(),
+                grad_fn=grad_fn,
+                inputs=list(_tensors_in(args)),
+                output=output,
+                is_detach=is_detach,
+                scalars=[float(item) for item in args
+                         if isinstance(item, (int, float)) and not isinstance(item, bool)],
             )
             if len(getattr(grad_fn, "_input_metadata", ())) > 1:
-                self.run.ops[-1].outputs[output.output_nr] = (output, self.run.ops[-1].value)
+                op.outputs[output.output_nr] = (output, op.value)
+            self.run.ops.append(op)
 
 
     def _scaled(self, func: Callable[..., Any], args: list[Any], output: torch.Tensor) -> None:
