@@ -55,12 +55,13 @@ class NodeCatalog:
 
     def node_id(self, node: Any, output: int = 0) -> str:
         """`op7`; output k > 0 of an op with several outputs on one autograd node is a node of its own,
-        `op7.2` (the b of a, b = x.chunk(2), the third row of `for row in x`): it has its own value."""
+        `op7.2` (the b of a, b = x.chunk(2), the third row of `for row in x`): it has its own value. A call
+        whose outputs are on nodes of their own (torch.tensor_split) numbers the second one `op7_1`."""
         if is_leaf_node(node):
             return f"leaf:{self.leaf_name(node.variable)}"
         op = self.op_for(node)
         if op is not None:
-            base = f"op{op.seq}"
+            base = f"op{op.seq}_{op.piece}" if op.piece else f"op{op.seq}"
         else:
             if id(node) not in self._fallback_ids:
                 # Created inside a composite call we did not see: number it by discovery.
@@ -191,9 +192,32 @@ def output_formula(node: Any, output: int, inputs: list[str], grouped: Callable[
     return f"{op_name(kind)}({inputs[0]})[{output}]"
 
 
+def index_formula(node: Any, operand: str) -> str | None:
+    """`x[1:3]`, `x[:, 2]`, `x[-1]`, `x[::2]` for a slice or a select of `operand`; None for another op."""
+    kind = type(node).__name__
+    if kind == "SliceBackward0":
+        start, end, step = (_signed(getattr(node, f"_saved_{name}", None)) for name in ("start", "end", "step"))
+        bounds = f"{_bound(start)}:{_bound(end)}" + (f":{step}" if step not in (None, 1) else "")
+        return f"{operand}[{':, ' * (_signed(node._saved_dim) or 0)}{bounds}]"
+    if kind == "SelectBackward0":
+        return f"{operand}[{':, ' * (_signed(node._saved_dim) or 0)}{_signed(node._saved_index)}]"
+    return None
+
+
+def _signed(value: Any) -> int | None:
+    """autograd keeps a negative dim or index as an unsigned 64-bit number"""
+    if value is None:
+        return None
+    value = int(value)
+    return value - 2**64 if value >= 2**63 else value
+
+
+def _bound(value: int | None) -> str:
+    return "" if value is None or abs(value) >= 2**62 else str(value)
+
+
 def _dim(node: Any, rank: int) -> int:
-    dim = int(getattr(node, "_saved_dim", 0))
-    dim = dim - 2**64 if dim >= 2**63 else dim  # autograd keeps a negative dim as an unsigned number
+    dim = _signed(getattr(node, "_saved_dim", 0)) or 0
     return dim + rank if dim < 0 else dim
 
 

@@ -10,7 +10,14 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, output_count, output_formula, walk_nodes
+from chainrule.analysis.node_catalog import (
+    NodeCatalog,
+    index_formula,
+    is_leaf_node,
+    output_count,
+    output_formula,
+    walk_nodes,
+)
 from chainrule.op_names import op_name
 from chainrule.values import format_number
 
@@ -74,7 +81,8 @@ class _Formulas:
             if child is not None:
                 labels.append(self.symbol(child, child_output))
             else:
-                saved = (getattr(node, name, None) for name in _SAVED_OPERANDS[slot] if slot < len(_SAVED_OPERANDS))
+                names = _SAVED_OPERANDS[slot] if slot < len(_SAVED_OPERANDS) else ()
+                saved = (getattr(node, name, None) for name in names)
                 labels.append(self.catalog.operand_label(next((t for t in saved if t is not None), None)))
         kind = type(node).__name__
         if kind == "RsubBackward1" and len(labels) == 1:  # 1 - x: autograd keeps only x
@@ -108,6 +116,9 @@ class _Formulas:
         special = _SPECIAL.get(type(node).__name__)
         if special is not None:
             return special(node, inputs)
+        indexed = index_formula(node, _grouped(inputs[0])) if len(inputs) == 1 else None
+        if indexed is not None:
+            return indexed  # x[1:3], W[:, 2]
         if name == "mul" and len(inputs) == 2 and _is_number(inputs[1]):
             inputs = inputs[::-1]  # 4·x, as the course writes a scaled input
         if name in _INFIX and len(inputs) == 2:

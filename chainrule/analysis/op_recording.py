@@ -43,6 +43,8 @@ class ForwardOp:
     # an op with several outputs sharing one node (a, b = x.chunk(2); `for xi in x`): every output and its
     # value, by its number on the node; empty for an op with one output
     outputs: dict[int, tuple[torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+    # the call's outputs on other nodes (torch.tensor_split, torch.meshgrid): 1, 2, … in their order
+    piece: int = 0
 
     def output_value(self, output: int) -> torch.Tensor | None:
         return self.outputs[output][1] if output in self.outputs else self.value if output == 0 else None
@@ -151,6 +153,7 @@ class RecordingMode(TorchFunctionMode):
                 is_detach=is_detach,
                 scalars=[float(item) for item in args
                          if isinstance(item, (int, float)) and not isinstance(item, bool)],
+                piece=len(recorded),  # the nodes recorded so far from this call
             )
             if len(getattr(grad_fn, "_input_metadata", ())) > 1:
                 op.outputs[output.output_nr] = (output, op.value)

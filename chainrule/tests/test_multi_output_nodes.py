@@ -121,3 +121,42 @@ def test_each_row_of_a_matrix_in_a_loop_reads_as_that_row_times_the_input() -> N
     slope_0, slope_1 = 1 - math.tanh(4.5) ** 2, 1 - math.tanh(-0.5) ** 2  # W[0] @ x = 4.5, W[1] @ x = -0.5
     assert first[0] == pytest.approx([0.5 * slope_0, 2.0 * slope_0], rel=1e-3)  # float32 near tanh′ = 0
     assert second[1] == pytest.approx([0.5 * slope_1, 2.0 * slope_1], rel=1e-4)
+
+
+def test_the_pieces_of_one_call_on_nodes_of_their_own_are_nodes_of_their_own() -> None:
+    """torch.tensor_split makes each piece on its own autograd node, from one call: two nodes, two ids."""
+    program = ("x = torch.tensor([0.5, -1.0, 2.0, 0.3], requires_grad=True)\na, b = torch.tensor_split(x, 2)\n"
+               "L = (a * a).sum() + torch.sin(b).sum()\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    pieces = {node.tensor_name: node for node in analysis.graph.nodes if node.name == "slice"}
+    assert (pieces["a"].value, pieces["b"].value) == ([0.5, -1.0], [2.0, 0.3])
+    assert pieces["a"].id != pieces["b"].id
+    assert [analysis.node_formulas[pieces[name].id] for name in "ab"] == ["x[0:2]", "x[2:4]"]
+    assert analysis.node_grads[pieces["a"].id] == pytest.approx([1.0, -2.0])
+    assert analysis.node_grads[pieces["b"].id] == pytest.approx([math.cos(2.0), math.cos(0.3)], abs=1e-6)
+
+
+def test_a_meshgrid_draws_both_grids() -> None:
+    program = ("x = torch.tensor([0.5, -1.0], requires_grad=True)\n"
+               "y = torch.tensor([2.0, 3.0, 1.0], requires_grad=True)\nX, Y = torch.meshgrid(x, y, indexing='ij')\nL = (X * Y * Y).sum()\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad", "y.grad"])
+    grids = {node.tensor_name: node for node in analysis.graph.nodes if node.tensor_name in ("X", "Y")}
+    assert grids["X"].value == [[0.5, 0.5, 0.5], [-1.0, -1.0, -1.0]]
+    assert grids["Y"].value == [[2.0, 3.0, 1.0], [2.0, 3.0, 1.0]]
+    assert analysis.node_grads[grids["X"].id] == [[4.0, 9.0, 1.0], [4.0, 9.0, 1.0]]  # Y²
+
+
+def test_a_layer_norm_keeps_the_formulas_of_its_graph() -> None:
+    """layer_norm's node has inputs past the second that need no gradient: its formula is still written."""
+    program = ("x = torch.tensor([[0.5, -1.0, 2.0]], requires_grad=True)\ny = torch.nn.functional.layer_norm(x, (3,))\n"
+               "L = (y * torch.tensor([1.0, 2.0, 3.0])).sum()\nL.backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    assert not any("not drawn" in note for note in analysis.notes)
+    assert analysis.node_formulas[next(n.id for n in analysis.graph.nodes if n.tensor_name == "L")] == "Σ (y·c)"
+
+
+def test_a_negative_index_reads_as_written() -> None:
+    program = "x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\nL = x[-1] * x[1:]\nL.sum().backward()\n"
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    formulas = {analysis.node_formulas[node.id] for node in analysis.graph.nodes if node.name in ("select", "slice")}
+    assert formulas == {"x[-1]", "x[1:]"}

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, output_count, output_formula
+from chainrule.analysis.node_catalog import NodeCatalog, index_formula, is_leaf_node, output_count, output_formula
 from chainrule.op_names import op_name
 from chainrule.values import format_number, format_value, is_number_text
 
@@ -133,12 +133,8 @@ def _expression(node: Any, catalog: NodeCatalog, depth: int, output: int = 0) ->
         return _with_scalar(name, first, node, catalog)
     if name in MATRIX_PRODUCTS and len(inputs) == 2:
         return f"{wrapped(first)} @ {wrapped(inputs[1] or '')}"
-    if name == "slice":
-        index = [":"] * int(node._saved_dim) + [f"{_bound(node._saved_start)}:{_bound(node._saved_end)}"]
-        return f"{wrapped(first)}[{', '.join(index)}]"
-    if name == "select":
-        index = [":"] * int(node._saved_dim) + [str(int(node._saved_index))]
-        return f"{wrapped(first)}[{', '.join(index)}]"
+    if name in ("slice", "select"):
+        return index_formula(node, wrapped(first))
     if name in TRANSPARENT and len(inputs) == 1:
         return first  # the same entries, another shape: the student names it as the tensor itself
     if name in ("permute", "t", "transpose"):
@@ -146,10 +142,6 @@ def _expression(node: Any, catalog: NodeCatalog, depth: int, output: int = 0) ->
     if name in FUNCTIONS:
         return f"-{wrapped(first)}" if name == "neg" else f"{name}({first})"
     return None
-
-
-def _bound(value: Any) -> str:
-    return "" if value is None or abs(int(value)) >= 2**62 else str(int(value))
 
 
 def _with_scalar(name: str, operand: str, node: Any, catalog: NodeCatalog) -> str | None:
