@@ -138,7 +138,8 @@ def test_the_pieces_of_one_call_on_nodes_of_their_own_are_nodes_of_their_own() -
 
 def test_a_meshgrid_draws_both_grids() -> None:
     program = ("x = torch.tensor([0.5, -1.0], requires_grad=True)\n"
-               "y = torch.tensor([2.0, 3.0, 1.0], requires_grad=True)\nX, Y = torch.meshgrid(x, y, indexing='ij')\nL = (X * Y * Y).sum()\nL.backward()\n")
+               "y = torch.tensor([2.0, 3.0, 1.0], requires_grad=True)\n"
+               "X, Y = torch.meshgrid(x, y, indexing='ij')\nL = (X * Y * Y).sum()\nL.backward()\n")
     analysis = analyze_program(program=program, params={}, parts=["x.grad", "y.grad"])
     grids = {node.tensor_name: node for node in analysis.graph.nodes if node.tensor_name in ("X", "Y")}
     assert grids["X"].value == [[0.5, 0.5, 0.5], [-1.0, -1.0, -1.0]]
