@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from chainrule.analysis.mutations.inspection import measure_call
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, walk_nodes
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, output_count, walk_nodes
 from chainrule.analysis.op_recording import BackwardCall, ProgramRun
 from chainrule.analysis.path_contributions import MergedPath, find_paths
 from chainrule.analysis.tensors import tensor_to_value
@@ -79,10 +79,11 @@ class CallInspector:
             return {}
         found: dict[str, torch.Tensor] = {}
         for node in walk_nodes(call.output.grad_fn):  # leaves, and the non-leaves kept with retain_grad()
-            tensor = node.variable if is_leaf_node(node) else catalog.retained_tensor(node)
-            name = catalog.read_name(node) if tensor is not None else None
-            if name is not None and tensor is not None:
-                found.setdefault(name, tensor)
+            for output in range(output_count(node)):
+                tensor = node.variable if is_leaf_node(node) else catalog.retained_tensor(node, output)
+                name = catalog.read_name(node, output) if tensor is not None else None
+                if name is not None and tensor is not None:
+                    found.setdefault(name, tensor)
         if call.inputs is not None:  # backward(inputs=…) fills only those leaves
             found = {n: t for n, t in found.items() if any(t is w for w in call.inputs)}
         return found

@@ -31,7 +31,7 @@ class NodeCatalog:
         self._fallback_ids: dict[int, str] = {}
         self._fallback_names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps id() of named objects from being reused
-        self._retained: dict[int, str | None] = {}
+        self._retained: dict[tuple[int, int], str | None] = {}
         # labels of nodes and the placeholder symbol, kept while the program is paused in one backward
         # call (the namespace they read does not change then); refresh() and forget_labels() drop them
         self.labels: dict[tuple[int, ...], str] = {}
@@ -79,22 +79,23 @@ class NodeCatalog:
             return self.leaf_name(node.variable)
         return op_name(type(node).__name__)
 
-    def read_name(self, node: Any) -> str | None:
-        """The name whose .grad autograd fills at this node: a leaf's, or a non-leaf tensor's the program
-        kept with retain_grad() (its gradient is what reaches the node that made it); else None."""
+    def read_name(self, node: Any, output: int = 0) -> str | None:
+        """The name whose .grad autograd fills at this node's output `output`: a leaf's, or a non-leaf
+        tensor's the program kept with retain_grad() (its gradient is what reaches the node that made it)."""
         if is_leaf_node(node):
             return self.leaf_name(node.variable)
-        op = self.op_for(node)
-        if op is None or not isinstance(op.output, torch.Tensor) or not op.output.retains_grad:
+        tensor = self.retained_tensor(node, output)
+        if tensor is None:
             return None
-        if id(node) not in self._retained:  # its name, looked up once: backward passes ask per node
-            self._retained[id(node)] = self.tensor_name(op.output)
-        return self._retained[id(node)]
+        if (id(node), output) not in self._retained:  # its name, looked up once: backward passes ask per node
+            self._retained[id(node), output] = self.tensor_name(tensor)
+        return self._retained[id(node), output]
 
-    def retained_tensor(self, node: Any) -> torch.Tensor | None:
-        """The non-leaf tensor this node made, when the program retains its gradient under a name."""
+    def retained_tensor(self, node: Any, output: int = 0) -> torch.Tensor | None:
+        """The non-leaf tensor this node made (its output `output`) when the program retains its gradient."""
         op = self.op_for(node)
-        return op.output if op is not None and not is_leaf_node(node) and self.read_name(node) else None
+        tensor = op.output_tensor(output) if op is not None and not is_leaf_node(node) else None
+        return tensor if isinstance(tensor, torch.Tensor) and tensor.retains_grad else None
 
     def leaf_name(self, tensor: torch.Tensor) -> str:
         name = self.tensor_name(tensor)
@@ -150,14 +151,15 @@ class NodeCatalog:
         op = self.op_for(node)
         return op.output_value(output) if op is not None else None
 
-    def gradient_hooks(self, node: Any) -> list[Any]:
-        """The program's register_hook functions on the tensor this node produced (a leaf's own tensor):
-        autograd applies them to the gradient arriving there, so every re-run by hand must too."""
+    def gradient_hooks(self, node: Any, output: int = 0) -> list[Any]:
+        """The program's register_hook functions on the tensor this node produced (its output `output`; a
+        leaf's own tensor): autograd applies them to the gradient arriving there, so every re-run by hand
+        must too."""
         if is_leaf_node(node):
             tensor = node.variable
         else:
             op = self.op_for(node)
-            tensor = op.output if op is not None else None
+            tensor = op.output_tensor(output) if op is not None else None
         hooks = getattr(tensor, "_backward_hooks", None) if tensor is not None else None
         return list(hooks.values()) if hooks else []
 

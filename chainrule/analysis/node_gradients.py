@@ -74,8 +74,7 @@ def call_flow(*, evidence: CallEvidence, catalog: NodeCatalog) -> CallFlow:
     while ready:
         node = ready.pop()
         grads = arrived.pop(id(node), {})
-        if 0 in grads:
-            grads[0] = hooked(node, grads[0], catalog.gradient_hooks)
+        grads = {output: hooked(node, grad, catalog.gradient_hooks, output) for output, grad in grads.items()}
         for output, grad in grads.items():  # each output of an op with several is a node of its own
             node_id = catalog.node_id(node, output)
             flow.node_grads[node_id] = _added(flow.node_grads.get(node_id), grad)

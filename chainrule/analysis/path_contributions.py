@@ -17,22 +17,27 @@ from typing import Any
 import torch
 from torch.autograd.function import BackwardCFunction
 
-from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape, walk_nodes
+from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node, node_shape, output_count, walk_nodes
 from chainrule.model import Edge, route_edges
 
 VectorJacobian = Callable[[Any, list[torch.Tensor]], tuple[torch.Tensor | None, ...]]
-Hooks = Callable[[Any], list[Any]]  # node → the program's hooks on the gradient arriving at it
+Hooks = Callable[[Any, int], list[Any]]  # (node, output) → the program's hooks on the gradient arriving there
 
 
-def no_hooks(node: Any) -> list[Any]:
+def no_hooks(node: Any, output: int = 0) -> list[Any]:
     return []
 
 
-def hooked(node: Any, grad: torch.Tensor, hooks: Hooks) -> torch.Tensor:
-    """The gradient after the program's tensor hooks (a gradient reversal's g ↦ -λg), as autograd
-    applies them; a hook is linear in practice, so it may be applied to routes arriving together, or
-    to one route alone."""
-    for hook in hooks(node):
+def has_hooks(node: Any, hooks: Hooks) -> bool:
+    """Whether the program hooked the gradient arriving at any output of this node."""
+    return any(hooks(node, output) for output in range(output_count(node)))
+
+
+def hooked(node: Any, grad: torch.Tensor, hooks: Hooks, output: int = 0) -> torch.Tensor:
+    """The gradient arriving at `node`'s output `output` after the program's tensor hooks (a gradient
+    reversal's g ↦ -λg), as autograd applies them; a hook is linear in practice, so it may be applied to
+    routes arriving together, or to one route alone."""
+    for hook in hooks(node, output):
         changed = hook(grad)
         grad = changed if isinstance(changed, torch.Tensor) else grad
     return grad
@@ -215,13 +220,12 @@ def _carry(
             here = [state for state in here if state.names in first_ways]
         for state in here:
             state.order = next(turns)
-            if state.slot == 0:
-                state.grad = hooked(node, state.grad, catalog.gradient_hooks)
+            state.grad = hooked(node, state.grad, catalog.gradient_hooks, state.slot)
             if is_leaf_node(node):
                 state.grad = reduce_to_shape(state.grad, node_shape(node))
                 carried.ends.setdefault((state.names[-1], state.names[::-1]), []).append(state)
                 continue
-            kept = catalog.read_name(node)
+            kept = catalog.read_name(node, state.slot)
             if kept is not None:  # retain_grad(): the routes so far end at this tensor too, and go on
                 carried.ends.setdefault((kept, (kept, *state.names[-2::-1])), []).append(state)
             if calls < MAX_NODE_CALLS:
@@ -278,12 +282,11 @@ def _parents_first(root: Any) -> list[Any]:
 
 def _names_below(nodes: list[Any], catalog: NodeCatalog) -> set[str]:
     """Every leaf, or tensor kept with retain_grad(), at or below these nodes."""
-    found = set()
+    found: set[str] = set()
     for top in nodes:
         for node in walk_nodes(top):
-            name = catalog.read_name(node)
-            if name is not None:
-                found.add(name)
+            found.update(name for output in range(output_count(node))
+                         if (name := catalog.read_name(node, output)) is not None)
     return found
 
 
@@ -382,13 +385,11 @@ def _add_route(path: MergedPath, places: dict[tuple[str, ...], int], ids: list[s
 def _route_grad(route: Route, seed: torch.Tensor, catalog: NodeCatalog, vjp: VectorJacobian) -> torch.Tensor:
     grad = seed
     for (_, state), (index, _) in zip(route, route[1:], strict=False):
-        if state.slot == 0:
-            grad = hooked(state.node, grad, catalog.gradient_hooks)
+        grad = hooked(state.node, grad, catalog.gradient_hooks, state.slot)
         inputs = vjp(state.node, _output_grads(state.node, state.slot, grad))
         grad = next(step_grad for at, _, _, step_grad in _input_grads(state.node, inputs) if at == index)
     last = route[-1][1]
-    if last.slot == 0:
-        grad = hooked(last.node, grad, catalog.gradient_hooks)
+    grad = hooked(last.node, grad, catalog.gradient_hooks, last.slot)
     return reduce_to_shape(grad, node_shape(last.node)) if is_leaf_node(last.node) else grad
 
 

@@ -23,10 +23,10 @@ def _graph() -> tuple[Any, dict[str, torch.Tensor], Any]:
     leaves = {"x": x, "w": w, "b": b}
     retained = h.grad_fn
 
-    def leaf_name(node: Any) -> str | None:
+    def leaf_name(node: Any, output: int = 0) -> str | None:
         if is_leaf_node(node):
             return next(name for name, tensor in leaves.items() if tensor is node.variable)
-        return "h" if node is retained else None
+        return "h" if node is retained and output == 0 else None
 
     return z, leaves, leaf_name
 
@@ -63,7 +63,7 @@ def test_a_kept_response_gives_the_leaves_what_walking_every_node_gives() -> Non
 def test_a_program_hook_on_the_gradient_turns_the_shortcut_off() -> None:
     z, leaves, leaf_name = _graph()
 
-    def hooks(node: Any) -> list[Any]:
+    def hooks(node: Any, output: int = 0) -> list[Any]:
         return [lambda grad: grad.clamp(-0.1, 0.1)] if is_leaf_node(node) and node.variable is leaves["x"] else []
 
     record = flood(z.grad_fn, torch.ones(()), leaf_name, hooks)
@@ -85,7 +85,7 @@ def _layer_read_by_every_neuron(width: int, *, sqrt_of_zero: bool) -> tuple[Any,
     y = torch.stack([torch.relu((w2[j] * h[:width]).sum()) for j in range(width)]).sum() + h[-1]
     leaves = {"x": x, "w1": w1, "w2": w2, "zero": zero}
 
-    def leaf_name(node: Any) -> str | None:
+    def leaf_name(node: Any, output: int = 0) -> str | None:
         if is_leaf_node(node):
             return next(name for name, tensor in leaves.items() if tensor is node.variable)
         return None

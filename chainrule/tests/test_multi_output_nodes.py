@@ -161,3 +161,37 @@ def test_a_negative_index_reads_as_written() -> None:
     analysis = analyze_program(program=program, params={}, parts=["x.grad"])
     formulas = {analysis.node_formulas[node.id] for node in analysis.graph.nodes if node.name in ("select", "slice")}
     assert formulas == {"x[-1]", "x[1:]"}
+
+
+CHUNKED = ("x = torch.tensor([0.5, -1.0, 2.0, 0.3], requires_grad=True)\na, b = x.chunk(2)\n{line}\n"
+           "L = (a * a).sum() + torch.sin(b).sum()\nL.backward()\n")
+
+
+@pytest.mark.parametrize("kept", ["a", "b"])
+def test_a_retained_piece_has_its_own_paths_and_gradient(kept: str) -> None:
+    program = CHUNKED.format(line=f"{kept}.retain_grad()")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad", f"{kept}.grad"])
+    right = {"a": [1.0, -2.0], "b": [math.cos(2.0), math.cos(0.3)]}[kept]
+    total = [sum(values) for values in zip(*(path.contribution for path in analysis.paths[kept]), strict=True)]
+    assert total == pytest.approx(right, abs=1e-6)
+    ids = {node.id for node in analysis.graph.nodes}
+    assert all(node in ids for hypothesis in analysis.hypotheses[f"{kept}.grad"] for node in hypothesis.highlight.nodes)
+    assert diagnose_numeric(analysis=analysis, part=f"{kept}.grad", answer=right).kind == "correct"
+
+
+def test_a_retained_output_the_gradient_never_reaches_has_no_paths() -> None:
+    """s, m = torch.std_mean(x) with s kept: (m·m).backward() leaves s.grad None, so s has no path."""
+    program = ("x = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)\ns, m = torch.std_mean(x)\ns.retain_grad()\n"
+               "(m * m).backward()\n")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    assert not analysis.paths.get("s")
+    assert sum(analysis.paths["x"][0].contribution) == pytest.approx(2 * 7 / 3, rel=1e-6)
+
+
+def test_a_hook_on_the_second_piece_is_applied_where_it_arrives() -> None:
+    program = CHUNKED.format(line="b.register_hook(lambda g: 3 * g)")
+    analysis = analyze_program(program=program, params={}, parts=["x.grad"])
+    right = [1.0, -2.0, 3 * math.cos(2.0), 3 * math.cos(0.3)]
+    total = [sum(values) for values in zip(*(path.contribution for path in analysis.paths["x"]), strict=True)]
+    assert total == pytest.approx(right, abs=1e-5)
+    assert analysis.node_grads["leaf:x"] == pytest.approx(right, abs=1e-5)

@@ -22,10 +22,10 @@ from typing import Any
 import torch
 from torch.autograd.function import BackwardCFunction
 
-from chainrule.analysis.node_catalog import is_leaf_node, node_shape
-from chainrule.analysis.path_contributions import Hooks, hooked, no_hooks, node_vjp, reduce_to_shape
+from chainrule.analysis.node_catalog import is_leaf_node, node_shape, output_count
+from chainrule.analysis.path_contributions import Hooks, has_hooks, hooked, no_hooks, node_vjp, reduce_to_shape
 
-LeafName = Callable[[Any], str | None]  # a leaf's name, a retained non-leaf's name, else None
+LeafName = Callable[[Any, int], str | None]  # (node, output) → a leaf's name, a retained non-leaf's name, else None
 InputGrads = tuple[torch.Tensor | None, ...]
 Response = list[dict[str, torch.Tensor]]  # per output slot: leaf name → (entries of the slot, *the leaf's shape)
 RESPONSE_ENTRIES = 1 << 15  # the most numbers one node's response may hold (output entries × leaf entries)
@@ -125,16 +125,16 @@ def _propagate(
                     leaves[reached] = leaves[reached] + part if reached in leaves else part
             continue
         if is_leaf_node(node):
-            name = leaf_name(node)
+            name = leaf_name(node, 0)
             assert name is not None  # every leaf has a name
             grad = hooked(node, reduce_to_shape(by_slot.get(0, torch.zeros(())), list(node.variable.shape)), hooks)
             leaves[name] = leaves[name] + grad if name in leaves else grad
             continue
-        grads = _slot_grads(node, by_slot)
-        grads[0] = hooked(node, grads[0], hooks)
-        kept = leaf_name(node)  # a tensor kept with retain_grad(): its .grad is what arrives here
-        if kept is not None:
-            leaves[kept] = leaves[kept] + grads[0] if kept in leaves else grads[0]
+        grads = _slot_grads(node, {slot: hooked(node, grad, hooks, slot) for slot, grad in by_slot.items()})
+        for slot in by_slot:
+            kept = leaf_name(node, slot)  # a tensor kept with retain_grad(): its .grad is what arrives here
+            if kept is not None:
+                leaves[kept] = leaves[kept] + grads[slot] if kept in leaves else grads[slot]
         inputs = _reduced(node, node_vjp(node, grads))
         if transform is not None:
             inputs = transform(node, grads, inputs)
@@ -207,7 +207,7 @@ def keep_responses(record: Flood, leaf_name: LeafName) -> None:
     """Give every node whose output is small its response (see the module's docstring), from the
     leaves up, each built from the responses below it. Not with the program's own gradient hooks
     or Python autograd Functions in the graph (their backward need not be linear in the gradient)."""
-    if any(record.hooks(node) or isinstance(node, BackwardCFunction) for node in record.order):
+    if any(has_hooks(node, record.hooks) or isinstance(node, BackwardCFunction) for node in record.order):
         return
     reached: dict[int, dict[str, int]] = {}  # id(node) → entries of each leaf its gradient reaches
     senders: dict[int, int] = {}  # id(node) → how many nodes pass it gradient
@@ -218,8 +218,8 @@ def keep_responses(record: Flood, leaf_name: LeafName) -> None:
     total = 0
     with torch.no_grad():
         for node in reversed(record.order):
-            own = leaf_name(node)
-            found = {own: record.leaves[own].numel()} if own in record.leaves else {}
+            owns = [leaf_name(node, output) for output in range(output_count(node))]
+            found = {own: record.leaves[own].numel() for own in owns if own in record.leaves}
             for child, _ in getattr(node, "next_functions", ()):
                 if child is not None:
                     found.update(reached.get(id(child), {}))
@@ -250,9 +250,9 @@ def _response(record: Flood, node: Any, grads: list[torch.Tensor], leaf_name: Le
             arriving = [unit.reshape(grad.shape) if index == slot else torch.zeros_like(other)
                         for index, other in enumerate(grads)]
             row: dict[str, torch.Tensor] = {}
-            kept = leaf_name(node)
-            if kept is not None and slot == 0:
-                row[kept] = arriving[0]
+            kept = leaf_name(node, slot)
+            if kept is not None:
+                row[kept] = arriving[slot]
             pending = _Pending(record)
             for (child, child_slot), given in zip(node.next_functions, _reduced(node, node_vjp(node, arriving)),
                                                   strict=False):

@@ -16,6 +16,7 @@ from chainrule.analysis.mutations.mutation_types import Mutation, NodeContext, R
 from chainrule.analysis.mutations.pairs import below, in_series, pair_grads, pairable, pairs_of
 from chainrule.analysis.mutations.rules import rule_deltas, rule_detail, rule_groups
 from chainrule.analysis.node_catalog import NodeCatalog, is_leaf_node
+from chainrule.analysis.path_contributions import has_hooks
 from chainrule.analysis.tensors import tensor_to_value
 from chainrule.op_names import op_name
 
@@ -99,7 +100,7 @@ def _factor_grads(
     product rule's prediction is built from (the routes through the edge factor → product add up to
     g · d(product)/d(factor) · d(factor)/d(leaf), also when they are too many to list)."""
     scalar = {name for name in leaves if name in record.leaves and record.leaves[name].numel() == 1}
-    if not scalar or any(record.hooks(node) for node in record.order):
+    if not scalar or any(has_hooks(node, record.hooks) for node in record.order):
         return {}
     found: dict[str, dict[str, torch.Tensor]] = {}
     measured: set[str] = set()
