@@ -47,10 +47,14 @@ class ForwardOp:
     piece: int = 0
 
     def output_value(self, output: int) -> torch.Tensor | None:
-        return self.outputs[output][1] if output in self.outputs else self.value if output == 0 else None
+        if self.outputs:
+            return self.outputs[output][1] if output in self.outputs else None
+        return self.value if output == 0 else None
 
     def output_tensor(self, output: int) -> torch.Tensor | None:
-        return self.outputs[output][0] if output in self.outputs else self.output if output == 0 else None
+        if self.outputs:
+            return self.outputs[output][0] if output in self.outputs else None
+        return self.output if output == 0 else None
 
 
 @dataclass
