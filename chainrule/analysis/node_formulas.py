@@ -146,6 +146,8 @@ def _pow_tensor(node: Any, inputs: list[str]) -> str:
 def _with_alpha(sign: str) -> Callable[[Any, list[str]], str]:
     def spelled(node: Any, inputs: list[str]) -> str:
         alpha = float(getattr(node, "_saved_alpha", 1) or 1)
+        if alpha == 1 and _is_number(inputs[1]) and inputs[1].startswith("-"):  # y − 0.4, not y + -0.4
+            return f"{inputs[0]}{' − ' if sign == ' + ' else ' + '}{inputs[1][1:]}"
         right = inputs[1] if alpha == 1 and sign == " + " else _grouped(inputs[1])
         right = right if alpha == 1 else f"{format_number(alpha)}·{_grouped(inputs[1])}"
         return f"{inputs[0]}{sign}{right}"

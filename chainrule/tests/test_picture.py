@@ -230,3 +230,11 @@ def test_a_picture_asked_for_again_runs_graphviz_once(monkeypatch: pytest.Monkey
     assert len(runs) == 1 and all(svg == first for svg in again)
     graph_svg(analysis=walkthrough(), disclosure=Disclosure(keys=frozenset()))  # another picture: drawn afresh
     assert len(runs) == 2
+
+
+def test_a_negative_constant_is_added_or_taken_away_as_a_student_writes_it() -> None:
+    program = ("x = torch.tensor(2.0, requires_grad=True)\nc = -0.4\ny = x - c\nz = x + c\nw = y * z + (x - (-3.0))\n"
+               "w.backward()\n")
+    formulas = set(analyze_program(program=program, params={}, parts=["x.grad"]).node_formulas.values())
+    assert {"x + 0.4", "x − 0.4", "x + 3"} <= formulas
+    assert not any("- -" in formula or "− -" in formula or "+ -" in formula for formula in formulas)
