@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from chainrule.analysis.call_inspection import CallEvidence
-from chainrule.analysis.node_catalog import MAX_KEPT_ELEMENTS, NodeCatalog, is_leaf_node, node_shape, walk_nodes
+from chainrule.analysis.node_catalog import MAX_KEPT_ELEMENTS, NodeCatalog, is_leaf_node, walk_nodes
 from chainrule.analysis.op_recording import ForwardOp
 from chainrule.analysis.tensors import tensor_to_value
 from chainrule.model import Graph, GraphEdge, GraphNode
@@ -74,7 +74,7 @@ class GraphBuilder:
             "op",
             name,
             tensor_value(self.catalog.forward_value(node, output)),
-            node_shape(node, output),
+            self.catalog.output_shapes(node)[output],
             tensor_name=self.catalog.output_tensor_name(node, output),
         )
 

@@ -36,6 +36,9 @@ class NodeCatalog:
         # call (the namespace they read does not change then); refresh() and forget_labels() drop them
         self.labels: dict[tuple[int, ...], str] = {}
         self._names: dict[int, tuple[torch.Tensor, str | None]] | None = None  # tensor_name's, while paused
+        # id(node) → (node, its outputs' shapes): autograd builds `_input_metadata` anew at every read, and
+        # a node with many outputs (`for row in W`) is read once per output
+        self._shapes: dict[int, tuple[Any, list[list[int]]]] = {}
 
     def forget_labels(self) -> None:
         self.labels.clear()
@@ -72,7 +75,16 @@ class NodeCatalog:
 
     def node_ids(self, node: Any) -> list[str]:
         """The ids of every output of this node (one, but for an op with several outputs)."""
-        return [self.node_id(node, output) for output in range(output_count(node))]
+        return [self.node_id(node, output) for output in range(len(self.output_shapes(node)))]
+
+    def output_shapes(self, node: Any) -> list[list[int]]:
+        """The shape of each output of `node` (one for a leaf and for nearly every op)."""
+        kept = self._shapes.get(id(node))
+        if kept is None or kept[0] is not node:
+            shapes = [list(node.variable.shape)] if is_leaf_node(node) else \
+                [list(item.shape) for item in getattr(node, "_input_metadata", ())] or [[]]
+            kept = self._shapes[id(node)] = (node, shapes)
+        return kept[1]
 
     def node_name(self, node: Any) -> str:
         if is_leaf_node(node):
@@ -174,12 +186,14 @@ def output_count(node: Any) -> int:
     return 1 if is_leaf_node(node) else max(1, len(getattr(node, "_input_metadata", ())))
 
 
-def output_formula(node: Any, output: int, inputs: list[str], grouped: Callable[[str], str]) -> str:
+def output_formula(
+    node: Any, output: int, inputs: list[str], grouped: Callable[[str], str], shapes: list[list[int]],
+) -> str:
     """How output `output` of an op with several outputs reads: `x[2]` for a row of `for row in x` or of
     x.unbind(), `x[2:4]` for a piece of x.chunk() or x.split(), `std_mean(x)[1]` otherwise. `inputs` are
-    the op's inputs as they read; `grouped` puts parentheses around one that needs them before `[`."""
+    the op's inputs as they read; `grouped` puts parentheses around one that needs them before `[`;
+    `shapes` are the shapes of the op's outputs."""
     kind = type(node).__name__
-    shapes = [list(item.shape) for item in getattr(node, "_input_metadata", ())]
     if len(inputs) != 1:
         return f"{op_name(kind)}({', '.join(inputs)})[{output}]"
     operand = grouped(inputs[0])

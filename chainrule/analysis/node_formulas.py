@@ -14,7 +14,6 @@ from chainrule.analysis.node_catalog import (
     NodeCatalog,
     index_formula,
     is_leaf_node,
-    output_count,
     output_formula,
     walk_nodes,
 )
@@ -111,8 +110,9 @@ class _Formulas:
     def _describe(self, node: Any, output: int = 0) -> str:
         name = op_name(type(node).__name__)
         inputs = self._inputs(node)
-        if output_count(node) > 1:
-            return output_formula(node, output, inputs, _grouped)
+        shapes = self.catalog.output_shapes(node)
+        if len(shapes) > 1:
+            return output_formula(node, output, inputs, _grouped, shapes)
         special = _SPECIAL.get(type(node).__name__)
         if special is not None:
             return special(node, inputs)
@@ -180,6 +180,6 @@ def node_formulas(*, root: Any, catalog: NodeCatalog) -> dict[str, str]:
     formulas = _Formulas(catalog)
     for node in reversed(walk_nodes(root)):  # inputs before their consumers: shallow recursion
         if not is_leaf_node(node):
-            for output in range(output_count(node)):
+            for output in range(len(catalog.output_shapes(node))):
                 formulas.formula(node, output)
     return formulas.found

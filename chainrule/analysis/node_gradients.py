@@ -82,7 +82,9 @@ def call_flow(*, evidence: CallEvidence, catalog: NodeCatalog) -> CallFlow:
             continue
         # what each output passes back, on its own edges: one VJP per output that received a gradient
         if output_count(node) > 1:
-            by_output = {output: node_vjp(node, _slot_grads(node, {output: grad})) for output, grad in grads.items()}
+            zeros = _slot_grads(node, {})  # made once: a node with many outputs has a VJP per output
+            by_output = {output: node_vjp(node, [grad if slot == output else zero for slot, zero in enumerate(zeros)])
+                         for output, grad in grads.items()}
         else:
             by_output = {0: node_vjp(node, _slot_grads(node, grads) or [grads.get(0, torch.zeros(()))])}
         for index, (child, child_slot) in enumerate(node.next_functions):

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from chainrule.analysis.node_catalog import NodeCatalog, index_formula, is_leaf_node, output_count, output_formula
+from chainrule.analysis.node_catalog import NodeCatalog, index_formula, is_leaf_node, output_formula
 from chainrule.op_names import op_name
 from chainrule.values import format_number, format_value, is_number_text
 
@@ -122,8 +122,9 @@ def _expression(node: Any, catalog: NodeCatalog, depth: int, output: int = 0) ->
     inputs = [_operand(node, catalog, slot, depth) for slot in range(len(node.next_functions))]
     if any(item is None for item in inputs) or not inputs:
         return None
-    if output_count(node) > 1:
-        return output_formula(node, output, [item or "" for item in inputs], wrapped)
+    shapes = catalog.output_shapes(node)
+    if len(shapes) > 1:
+        return output_formula(node, output, [item or "" for item in inputs], wrapped, shapes)
     first = inputs[0] or ""
     if name == "pow":
         return f"{wrapped(first)}^{format_number(float(node._saved_exponent))}"
